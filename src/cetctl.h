@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cetctl - shared declarations of the command front end (not the library).
+ */
+#ifndef CETCTL_H
+#define CETCTL_H
+
+#include <stdbool.h>
+
+/* Exit codes (DESIGN.md "Output and exit codes"). */
+#define CETCTL_EXIT_OK		0
+#define CETCTL_EXIT_FAILURE	1	/* failure or usage error */
+#define CETCTL_EXIT_UNSUPPORTED	2	/* CPU or kernel cannot do it */
+/* `cetctl run` launcher codes (coreutils env/timeout conventions). */
+#define CETCTL_EXIT_RUN_FAILED	125
+#define CETCTL_EXIT_CANNOT_EXEC	126
+#define CETCTL_EXIT_NOT_FOUND	127
+
+/* Options given before the subcommand; subcommands may set them too. */
+struct cetctl_globals {
+	bool json;		/* -J/--json */
+	const char *proc_root;	/* --proc-root DIR: a recorded /proc stands in */
+};
+extern struct cetctl_globals cetctl_globals;
+
+struct cetctl_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+int cmd_elf(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_map(int argc, char **argv);
+
+/* Print "Try 'cetctl [CMD] --help'." and return CETCTL_EXIT_FAILURE. */
+int cetctl_usage_error(const char *cmd);
+/* Print the version line for --version, return 0. */
+int cetctl_print_version(void);
+
+#endif

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int cet_proc_path(char *buf, size_t size, const char *root, const char *fmt, ...)
+{
+	va_list ap;
+	int n, m;
+
+	if (!root || !*root)
+		root = "/proc";
+	n = snprintf(buf, size, "%s/", root);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	va_start(ap, fmt);
+	m = vsnprintf(buf + n, size - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (m < 0 || (size_t)m >= size - (size_t)n)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+long cet_read_file(const char *path, size_t max, char **out)
+{
+	size_t len = 0, cap = 4096;
+	char *buf;
+	int fd, saved;
+
+	*out = NULL;
+	/* O_NONBLOCK: never hang on a FIFO that was swapped in under us. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (len == cap) {
+			char *nb;
+
+			if (cap >= max)
+				break;
+			cap = cap * 2 > max ? max : cap * 2;
+			nb = realloc(buf, cap + 1);
+			if (!nb) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			saved = errno;
+			free(buf);
+			close(fd);
+			return -saved;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*out = buf;
+	return (long)len;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef CETCTL_UTIL_H
+#define CETCTL_UTIL_H
+
+#include <stddef.h>
+
+/*
+ * Build "<root>/<path>" where root defaults to "/proc" (NULL or ""), so the
+ * /proc readers can run against a recorded tree. Returns 0 or -ENAMETOOLONG.
+ */
+int cet_proc_path(char *buf, size_t size, const char *root, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * Read a whole (small) file into a NUL-terminated malloc'ed buffer, at most
+ * @max bytes. Returns the length or -errno; *out is NULL on failure.
+ */
+long cet_read_file(const char *path, size_t max, char **out);
+
+#endif

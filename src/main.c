@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * cetctl - inspect and control x86 CET user shadow stacks.
+ *
+ * main() parses the global options and dispatches, by exact name, to one
+ * cmd-<name>.c per subcommand. Prefixes are not accepted on purpose: a
+ * later subcommand must never change what an abbreviation means.
+ */
+#include <err.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cetctl.h"
+#include "config.h"
+
+struct cetctl_globals cetctl_globals = {
+	.json = false,
+	.proc_root = NULL,
+};
+
+static const struct cetctl_cmd commands[] = {
+	{ "elf",    cmd_elf,    "show the CET marking of ELF files and what the loader makes of it" },
+	{ "status", cmd_status, "show shadow-stack state of running processes" },
+	{ "audit",  cmd_audit,  "audit all processes against a shadow-stack policy" },
+	{ "info",   cmd_info,   "show whether this CPU, kernel and libc can do shadow stacks" },
+	{ "run",    cmd_run,    "run a program with shadow stacks enabled and locked" },
+	{ "map",    cmd_map,    "map a test shadow stack with map_shadow_stack(2)" },
+};
+
+int cetctl_usage_error(const char *cmd)
+{
+	if (cmd)
+		fprintf(stderr, "Try 'cetctl %s --help' for more information.\n", cmd);
+	else
+		fprintf(stderr, "Try 'cetctl --help' for more information.\n");
+	return CETCTL_EXIT_FAILURE;
+}
+
+int cetctl_print_version(void)
+{
+	printf("cetctl %s\n", CETCTL_VERSION);
+	return CETCTL_EXIT_OK;
+}
+
+static void usage(void)
+{
+	size_t i;
+
+	printf("Usage: cetctl [options] <command> [command options] [args]\n\n");
+	printf("Inspect and control x86 CET user shadow stacks.\n\n");
+	printf("Commands:\n");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		printf("  %-8s %s\n", commands[i].name, commands[i].summary);
+	printf("\nOptions:\n");
+	printf("  -J, --json             use JSON output format\n");
+	printf("      --proc-root <dir>  read process information from <dir> instead of /proc\n");
+	printf("  -h, --help             display this help\n");
+	printf("  -V, --version          display version\n");
+	printf("\nRun 'cetctl <command> --help' for the options of a command.\n");
+	printf("Exit status: 0 success, 1 failure or usage error, 2 not supported by this\n"
+	       "CPU or kernel; 'run' exits with the program's status (125-127: see cetctl-run).\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json",      no_argument,       NULL, 'J' },
+		{ "proc-root", required_argument, NULL, 'P' },
+		{ "help",      no_argument,       NULL, 'h' },
+		{ "version",   no_argument,       NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *env;
+	size_t i;
+	int c;
+
+	env = getenv("CETCTL_PROC_ROOT");
+	if (env && *env)
+		cetctl_globals.proc_root = env;
+
+	/* '+': stop at the first non-option, the subcommand owns the rest. */
+	while ((c = getopt_long(argc, argv, "+JhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'J':
+			cetctl_globals.json = true;
+			break;
+		case 'P':
+			cetctl_globals.proc_root = optarg;
+			break;
+		case 'h':
+			usage();
+			return CETCTL_EXIT_OK;
+		case 'V':
+			return cetctl_print_version();
+		default:
+			return cetctl_usage_error(NULL);
+		}
+	}
+
+	if (optind >= argc) {
+		warnx("no command given");
+		return cetctl_usage_error(NULL);
+	}
+
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[optind], commands[i].name) == 0) {
+			argc -= optind;
+			argv += optind;
+			optind = 0;	/* full getopt reset for the subcommand */
+			return commands[i].fn(argc, argv);
+		}
+	}
+	warnx("unknown command '%s'", argv[optind]);
+	return cetctl_usage_error(NULL);
+}

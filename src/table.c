@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <err.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "table.h"
+
+struct cetctl_table {
+	struct libscols_table *tb;
+	const struct cetctl_column *cols;
+	int ids[CETCTL_MAX_COLUMNS];
+	size_t nids;
+};
+
+static int column_by_name(const struct cetctl_column *cols, size_t ncols,
+			  const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < ncols; i++)
+		if (strlen(cols[i].name) == len &&
+		    strncasecmp(cols[i].name, name, len) == 0)
+			return (int)i;
+	return -1;
+}
+
+int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
+			 const char *list, int *ids, size_t *nids)
+{
+	const char *p, *end;
+
+	if (*list == '+')
+		list++;		/* append to the defaults */
+	else
+		*nids = 0;
+
+	for (p = list; *p; p = *end ? end + 1 : end) {
+		size_t len;
+		int id;
+
+		end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		len = (size_t)(end - p);
+		if (len == 0)
+			continue;
+		id = column_by_name(cols, ncols, p, len);
+		if (id < 0) {
+			warnx("unknown column: %.*s", (int)len, p);
+			return -1;
+		}
+		if (*nids >= CETCTL_MAX_COLUMNS) {
+			warnx("too many columns");
+			return -1;
+		}
+		ids[(*nids)++] = id;
+	}
+	if (*nids == 0) {
+		warnx("no columns given");
+		return -1;
+	}
+	return 0;
+}
+
+void cetctl_columns_list(FILE *out, const struct cetctl_column *cols,
+			 size_t ncols, bool json)
+{
+	struct libscols_table *tb = scols_new_table();
+	size_t i;
+
+	if (!tb)
+		err(1, "failed to allocate output table");
+	scols_table_enable_json(tb, json);
+	scols_table_set_name(tb, "columns");
+	scols_table_new_column(tb, "NAME", 0, 0);
+	scols_table_new_column(tb, "DESCRIPTION", 0, SCOLS_FL_TRUNC);
+	for (i = 0; i < ncols; i++) {
+		struct libscols_line *ln = scols_table_new_line(tb, NULL);
+
+		if (!ln)
+			err(1, "failed to allocate output line");
+		scols_line_set_data(ln, 0, cols[i].name);
+		scols_line_set_data(ln, 1, cols[i].help);
+	}
+	scols_table_set_stream(tb, out);
+	scols_print_table(tb);
+	scols_unref_table(tb);
+}
+
+void cetctl_columns_help(FILE *out, const struct cetctl_column *cols, size_t ncols)
+{
+	size_t i;
+
+	fputs("\nAvailable output columns:\n", out);
+	for (i = 0; i < ncols; i++)
+		fprintf(out, " %12s  %s\n", cols[i].name, cols[i].help);
+}
+
+struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
+				      const int *ids, size_t nids,
+				      const struct cetctl_table_opts *opts)
+{
+	struct cetctl_table *t;
+	size_t i;
+
+	if (nids > CETCTL_MAX_COLUMNS)
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->tb = scols_new_table();
+	if (!t->tb) {
+		free(t);
+		return NULL;
+	}
+	t->cols = cols;
+	t->nids = nids;
+	memcpy(t->ids, ids, nids * sizeof(ids[0]));
+
+	scols_table_enable_json(t->tb, opts->json);
+	scols_table_enable_raw(t->tb, opts->raw);
+	scols_table_enable_noheadings(t->tb, opts->noheadings);
+	if (opts->json_name)
+		scols_table_set_name(t->tb, opts->json_name);
+
+	for (i = 0; i < nids; i++) {
+		const struct cetctl_column *c = &cols[ids[i]];
+		struct libscols_column *cl;
+
+		cl = scols_table_new_column(t->tb, c->name, c->whint, c->flags);
+		if (!cl) {
+			cetctl_table_free(t);
+			return NULL;
+		}
+		if (opts->json)
+			scols_column_set_json_type(cl, c->json_type);
+	}
+	return t;
+}
+
+struct libscols_line *cetctl_table_new_line(struct cetctl_table *t,
+					    struct libscols_line *parent)
+{
+	return scols_table_new_line(t->tb, parent);
+}
+
+static int position_of(const struct cetctl_table *t, int colid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nids; i++)
+		if (t->ids[i] == colid)
+			return (int)i;
+	return -1;
+}
+
+bool cetctl_table_has(const struct cetctl_table *t, int colid)
+{
+	return position_of(t, colid) >= 0;
+}
+
+int cetctl_table_set(struct cetctl_table *t, struct libscols_line *ln,
+		     int colid, const char *data)
+{
+	int pos = position_of(t, colid);
+
+	if (pos < 0 || !data)
+		return 0;
+	/* The same column may be selected twice: fill every copy. */
+	for (size_t i = (size_t)pos; i < t->nids; i++) {
+		if (t->ids[i] != colid)
+			continue;
+		if (scols_line_set_data(ln, i, data) != 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int cetctl_table_setf(struct cetctl_table *t, struct libscols_line *ln,
+		      int colid, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int rc;
+
+	if (position_of(t, colid) < 0)
+		return 0;
+	va_start(ap, fmt);
+	rc = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		return -ENOMEM;
+	rc = cetctl_table_set(t, ln, colid, s);
+	free(s);
+	return rc;
+}
+
+struct libscols_table *cetctl_table_scols(struct cetctl_table *t)
+{
+	return t->tb;
+}
+
+int cetctl_table_print(struct cetctl_table *t)
+{
+	return scols_print_table(t->tb);
+}
+
+void cetctl_table_free(struct cetctl_table *t)
+{
+	if (!t)
+		return;
+	scols_unref_table(t->tb);
+	free(t);
+}

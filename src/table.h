@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One table of columns (name, width hint, flags, JSON type, help) drives the
+ * text table, --json, --output and --list-columns of every subcommand, the
+ * way lsns does it. Formatting is libsmartcols' job.
+ */
+#ifndef CETCTL_TABLE_H
+#define CETCTL_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <libsmartcols.h>
+
+#define CETCTL_MAX_COLUMNS 64
+
+struct cetctl_column {
+	const char *name;	/* upper case, as in -o */
+	double whint;		/* libsmartcols width hint */
+	int flags;		/* SCOLS_FL_* */
+	int json_type;		/* SCOLS_JSON_* */
+	const char *help;	/* one line for --list-columns and --help */
+};
+
+struct cetctl_table_opts {
+	bool json;
+	bool raw;
+	bool noheadings;
+	const char *json_name;	/* name of the JSON array, e.g. "files" */
+};
+
+struct cetctl_table;
+
+/*
+ * Parse a -o/--output list ("COL1,COL2" or "+COL3" to append to the
+ * defaults already in @ids). Prints a message and returns -1 on an unknown
+ * column or too many columns.
+ */
+int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
+			 const char *list, int *ids, size_t *nids);
+/* --list-columns: one line per column, or a JSON array with -J. */
+void cetctl_columns_list(FILE *out, const struct cetctl_column *cols,
+			 size_t ncols, bool json);
+/* Append the column help to a --help text. */
+void cetctl_columns_help(FILE *out, const struct cetctl_column *cols, size_t ncols);
+
+struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
+				      const int *ids, size_t nids,
+				      const struct cetctl_table_opts *opts);
+struct libscols_line *cetctl_table_new_line(struct cetctl_table *t,
+					    struct libscols_line *parent);
+/* Set the cell of column @colid (an index into cols); a no-op when the
+ * column is not selected. NULL data leaves the cell empty (JSON null). */
+int cetctl_table_set(struct cetctl_table *t, struct libscols_line *ln,
+		     int colid, const char *data);
+int cetctl_table_setf(struct cetctl_table *t, struct libscols_line *ln,
+		      int colid, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+bool cetctl_table_has(const struct cetctl_table *t, int colid);
+struct libscols_table *cetctl_table_scols(struct cetctl_table *t);
+int cetctl_table_print(struct cetctl_table *t);
+void cetctl_table_free(struct cetctl_table *t);
+
+#endif

@@ -1,0 +1,51 @@
+#!/bin/bash
+# vm/install-deps.sh [--force] — install every Debian 12 package cetctl needs
+# (build, host tests, kernel build, QEMU and Bochs guest tiers).
+#
+# Idempotent: when dpkg-query reports every package installed it does nothing
+# (prints one line) unless --force is given. Needs root (apt-get).
+# Helpers append packages to the PKGS list below (one edit, keep it sorted by topic).
+set -euo pipefail
+
+PKGS=(
+  # cetctl build
+  build-essential cmake pkg-config git libbsd-dev libsmartcols-dev libelf-dev elfutils
+  # kernel build
+  ccache flex bison bc libssl-dev cpio xz-utils lz4 kmod dwarves linux-source-6.1
+  # guest image contents / tooling
+  bats busybox-static bash coreutils grep sed gawk findutils util-linux procps dash perl-base
+  gzip python3 jq
+  # emulators and boot media
+  qemu-system-x86 bochs bochsbios vgabios isolinux syslinux-common xorriso
+)
+
+force=0
+case "${1:-}" in
+  --force) force=1 ;;
+  -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+  "") ;;
+  *) echo "install-deps: unknown argument '$1' (try --help)" >&2; exit 1 ;;
+esac
+
+missing=()
+for p in "${PKGS[@]}"; do
+  st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [[ "$st" == installed ]] || missing+=("$p")
+done
+
+if [[ $force -eq 0 && ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#PKGS[@]} packages already installed"
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps: need root to install: ${missing[*]:-${PKGS[*]}}" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]:-(forced) ${PKGS[*]}}"
+export DEBIAN_FRONTEND=noninteractive
+timeout 900 apt-get update -qq
+timeout 3600 apt-get install -y -qq --no-install-recommends \
+  -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${PKGS[@]}" >/dev/null
+echo "install-deps: done"
