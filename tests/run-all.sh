@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Run every test tier of cetctl, from a fresh Debian 12 machine:
+#
+#   bash tests/run-all.sh            all tiers: host, QEMU guest, Bochs CET guest
+#   bash tests/run-all.sh host       only the host tier (no kernel build)
+#   bash tests/run-all.sh host qemu  any subset, in that order
+#
+# It installs the Debian packages it needs (vm/install-deps.sh), builds
+# cetctl and its tests, builds our kernel from linux-source-6.1 plus
+# kernel-series/ (cached under ${CETCTL_CACHE:-~/.cache/cetctl}), boots it and
+# runs the guest suites. Each tier prints "TIER: N passed, N failed, N skipped";
+# the last line adds them up. The exit status is non-zero when any test
+# failed or any tier could not run.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+
+tiers=("$@")
+[ ${#tiers[@]} -gt 0 ] || tiers=(host qemu bochs)
+for t in "${tiers[@]}"; do
+	case "$t" in
+	host|asan|qemu|bochs) ;;
+	*) echo "run-all: unknown tier '$t' (host, asan, qemu, bochs)" >&2; exit 1 ;;
+	esac
+done
+
+build=${CETCTL_BUILD:-$top/build}
+artifacts=$build/artifacts
+total_pass=0 total_fail=0 total_skip=0
+broken=()
+summary=()
+t_start=$SECONDS
+
+log() { printf '\n==> %s\n' "$*"; }
+
+# add_counts TIER PASS FAIL SKIP
+add_counts() {
+	summary+=("$(printf '%-6s %s passed, %s failed, %s skipped' "$1:" "$2" "$3" "$4")")
+	total_pass=$((total_pass + $2))
+	total_fail=$((total_fail + $3))
+	total_skip=$((total_skip + $4))
+}
+
+# tap_counts FILE -> "PASS FAIL SKIP" from TAP output
+tap_counts() {
+	awk '
+		/^ok / { if ($0 ~ /# [Ss][Kk][Ii][Pp]/) s++; else p++ }
+		/^not ok / { if ($0 ~ /# [Tt][Oo][Dd][Oo]/) s++; else f++ }
+		END { printf "%d %d %d\n", p, f, s }' "$1"
+}
+
+log "Installing build and test dependencies"
+if ! bash vm/install-deps.sh; then
+	echo "run-all: installing dependencies failed" >&2
+	exit 1
+fi
+
+log "Building cetctl"
+if ! { cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+       cmake --build "$build" -j"$(nproc)"; }; then
+	echo "run-all: building cetctl failed" >&2
+	exit 1
+fi
+mkdir -p "$artifacts"
+
+run_host() {
+	local tap=$artifacts/host.tap ct=$artifacts/host-ctest.log
+	local p f s cp=0 cf=0
+
+	log "Host tier: unit tests (ctest)"
+	if (cd "$build" && ctest --output-on-failure) >"$ct" 2>&1; then :; fi
+	cat "$ct"
+	# "100% tests passed, 0 tests failed out of 12"
+	if grep -q 'tests failed out of' "$ct"; then
+		cf=$(sed -n 's/.* \([0-9]\+\) tests failed out of \([0-9]\+\).*/\1/p' "$ct" | tail -n1)
+		cp=$(( $(sed -n 's/.* tests failed out of \([0-9]\+\).*/\1/p' "$ct" | tail -n1) - cf ))
+	elif ! grep -q 'No tests were found' "$ct"; then
+		broken+=("host: ctest did not report")
+	fi
+
+	log "Host tier: bats"
+	CETCTL="$build/cetctl" CETCTL_BUILD="$build" bats --tap tests/host >"$tap" 2>&1
+	cat "$tap"
+	read -r p f s < <(tap_counts "$tap")
+	if [ "$((p + f + s))" -eq 0 ]; then
+		broken+=("host: bats ran no test")
+	fi
+	add_counts host $((p + cp)) $((f + cf)) "$s"
+}
+
+run_asan() {
+	local abuild=${build}-asan tap=$artifacts/asan.tap p f s
+	log "Host tier under ASan+UBSan"
+	if ! { cmake -S "$top" -B "$abuild" -DCETCTL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null &&
+	       cmake --build "$abuild" -j"$(nproc)"; }; then
+		broken+=("asan: build failed")
+		return
+	fi
+	(cd "$abuild" && ctest --output-on-failure) >"$artifacts/asan-ctest.log" 2>&1 ||
+		broken+=("asan: ctest failed (see $artifacts/asan-ctest.log)")
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	CETCTL="$abuild/cetctl" CETCTL_BUILD="$abuild" bats --tap tests/host >"$tap" 2>&1
+	read -r p f s < <(tap_counts "$tap")
+	[ "$((p + f + s))" -gt 0 ] || broken+=("asan: bats ran no test")
+	grep -E '^not ok' "$tap" || true
+	add_counts asan "$p" "$f" "$s"
+}
+
+kernel=""
+initrd=""
+prepare_guest() {
+	[ -n "$initrd" ] && return 0
+	log "Building the kernel (linux-source-6.1 + kernel-series/)"
+	local out
+	if ! out=$(bash vm/build-kernel.sh); then
+		broken+=("kernel build failed")
+		return 1
+	fi
+	kernel=$(printf '%s\n' "$out" | tail -n1)
+	log "Building the guest initramfs"
+	if ! out=$(bash vm/mkinitramfs.sh "$build"); then
+		broken+=("initramfs build failed")
+		return 1
+	fi
+	initrd=$(printf '%s\n' "$out" | tail -n1)
+}
+
+# run_guest TIER RUNNER KERNEL
+run_guest() {
+	local tier=$1 runner=$2 k=$3 glog=$artifacts/$1-console.log res p f s
+	log "$tier tier: booting $k"
+	bash "$runner" --log "$glog" "$k" "$initrd" >/dev/null 2>"$artifacts/$tier-runner.err" || true
+	res=$(bash vm/parse-results.sh "$glog" "$tier")
+	local rc=$?
+	printf '%s\n' "$res"
+	# parse-results prints "TIER: N passed, N failed, N skipped" last
+	read -r p f s < <(printf '%s\n' "$res" | tail -n1 |
+		sed -n 's/.*: *\([0-9]\+\) passed, \([0-9]\+\) failed, \([0-9]\+\) skipped.*/\1 \2 \3/p')
+	if [ -z "${p:-}" ]; then
+		broken+=("$tier: no result (see $glog)")
+		return
+	fi
+	[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || broken+=("$tier: guest log check failed (see $glog)")
+	add_counts "$tier" "$p" "$f" "$s"
+}
+
+for t in "${tiers[@]}"; do
+	case "$t" in
+	host) run_host ;;
+	asan) run_asan ;;
+	qemu)
+		prepare_guest && run_guest qemu vm/run-qemu.sh "$kernel" ;;
+	bochs)
+		if prepare_guest; then
+			log "Building the Bochs variant of the kernel (vm/bochs workaround)"
+			if kb=$(bash vm/build-kernel.sh --bochs | tail -n1); then
+				run_guest bochs vm/run-bochs.sh "$kb"
+			else
+				broken+=("bochs kernel build failed")
+			fi
+		fi ;;
+	esac
+done
+
+log "Summary ($((SECONDS - t_start)) s)"
+printf '%s\n' "${summary[@]}"
+for b in "${broken[@]}"; do
+	echo "error: $b"
+done
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+[ "$total_fail" -eq 0 ] && [ ${#broken[@]} -eq 0 ]
