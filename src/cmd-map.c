@@ -1,10 +1,467 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* cetctl map - not written yet; the command refuses to pretend. */
+/*
+ * cetctl map - map a test shadow stack with map_shadow_stack(2) and show
+ * what the kernel made of it: address, size, restore token and the smaps
+ * entry (VmFlags "ss"). --pivot switches onto it and back; --hold keeps
+ * it mapped so that `cetctl status PID` in another shell can look at it.
+ *
+ * Text and JSON come from the same emit_*() calls (one print path).
+ */
 #include <err.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cetctl.h"
+#include "shstk.h"
+#include "util.h"
+
+#define SMAPS_MAX	(16 * 1024 * 1024)
+
+struct emitter {
+	bool json;
+	int depth;
+	bool first[4];
+};
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void emit_key(struct emitter *e, const char *key)
+{
+	if (!e->first[e->depth])
+		putchar(',');
+	e->first[e->depth] = false;
+	printf("\n%*s", 2 * (e->depth + 1), "");
+	json_string(key);
+	printf(": ");
+}
+
+static void emit_open(struct emitter *e, const char *key, const char *title)
+{
+	if (e->json) {
+		if (key)
+			emit_key(e, key);
+		putchar('{');
+		e->first[++e->depth] = true;
+	} else if (title) {
+		printf("%s:\n", title);
+	}
+}
+
+static void emit_close(struct emitter *e)
+{
+	if (e->json) {
+		printf("\n%*s}", 2 * e->depth, "");
+		if (--e->depth == 0)
+			putchar('\n');
+	}
+}
+
+static void emit_str(struct emitter *e, const char *key, const char *label, const char *val)
+{
+	if (e->json) {
+		emit_key(e, key);
+		if (val)
+			json_string(val);
+		else
+			printf("null");
+	} else {
+		printf("%*s%-13s %s\n", 2 * (e->depth > 0), "", label, val ? val : "-");
+	}
+}
+
+static void emit_hex(struct emitter *e, const char *key, const char *label, unsigned long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "0x%lx", v);
+	emit_str(e, key, label, buf);
+}
+
+static void emit_num(struct emitter *e, const char *key, const char *label, unsigned long v)
+{
+	if (e->json) {
+		emit_key(e, key);
+		printf("%lu", v);
+	} else {
+		printf("%*s%-13s %lu\n", 2 * (e->depth > 0), "", label, v);
+	}
+}
+
+static void emit_bool(struct emitter *e, const char *key, const char *label, bool v)
+{
+	if (e->json) {
+		emit_key(e, key);
+		printf("%s", v ? "true" : "false");
+	} else {
+		printf("%*s%-13s %s\n", 2 * (e->depth > 0), "", label, v ? "yes" : "no");
+	}
+}
+
+/* The lines of one smaps entry: an array in JSON, indented in text. */
+static void emit_lines(struct emitter *e, const char *key, const char *label,
+		       const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	bool first = true;
+
+	if (e->json) {
+		emit_key(e, key);
+		putchar('[');
+	} else {
+		printf("%s:\n", label);
+	}
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		char *line = strndup(p, n);
+
+		if (!line)
+			break;
+		if (e->json) {
+			printf("%s\n%*s", first ? "" : ",", 2 * (e->depth + 2), "");
+			json_string(line);
+		} else {
+			printf("  %s\n", line);
+		}
+		free(line);
+		first = false;
+		p += n + 1;
+	}
+	if (e->json)
+		printf("\n%*s]", 2 * (e->depth + 1), "");
+}
+
+/*
+ * Find the smaps entry starting at @addr: returns the offset of its first
+ * line and its length in *len, or -1.
+ */
+static long smaps_entry(const char *text, unsigned long addr, size_t *len)
+{
+	const char *p = text, *start = NULL;
+
+	while (*p) {
+		unsigned long s, e;
+		const char *nl = strchr(p, '\n');
+		int n = 0;
+
+		/* Header lines are "start-end perms ...", attribute lines "Key: value". */
+		if (sscanf(p, "%lx-%lx %n", &s, &e, &n) == 2 && n > 0) {
+			if (start) {
+				*len = (size_t)(p - start);
+				return start - text;
+			}
+			if (s == addr)
+				start = p;
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	if (!start)
+		return -1;
+	*len = strlen(start);
+	return start - text;
+}
+
+/* The VmFlags value inside an entry, copied to @buf ("" when absent). */
+static void entry_vmflags(const char *entry, size_t len, char *buf, size_t size)
+{
+	const char *p = entry, *end = entry + len;
+
+	buf[0] = '\0';
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (n > 8 && strncmp(p, "VmFlags:", 8) == 0) {
+			const char *v = p + 8;
+
+			v += strspn(v, " \t");
+			n -= (size_t)(v - p);
+			while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+				n--;
+			snprintf(buf, size, "%.*s", (int)n, v);
+			return;
+		}
+		p += n + 1;
+	}
+}
+
+static bool vmflags_has(const char *flags, const char *flag)
+{
+	size_t fl = strlen(flag);
+	const char *p = flags;
+
+	while (*p) {
+		size_t n = strcspn(p, " ");
+
+		if (n == fl && strncmp(p, flag, n) == 0)
+			return true;
+		p += n;
+		p += strspn(p, " ");
+	}
+	return false;
+}
+
+/* Kernel errnos of map_shadow_stack in words (mainline semantics). */
+static const char *map_errno_words(int err)
+{
+	switch (err) {
+	case EOPNOTSUPP:
+	case ENOSYS:
+		return "the kernel or CPU has no shadow-stack support";
+	case ERANGE:
+		return "the address is below 4 GiB, which shadow stacks may not use";
+	case ENOSPC:
+		return "the size leaves no room for the restore token (at least 8 bytes)";
+	case EINVAL:
+		return "invalid flags, size or address";
+	case EEXIST:
+		return "something is already mapped at that address";
+	case ENOMEM:
+		return "out of memory or address space";
+	case EOVERFLOW:
+		return "the size overflows when rounded up to pages";
+	default:
+		return strerror(err);
+	}
+}
+
+static const char *errno_name(int err)
+{
+	const char *n = strerrorname_np(err);
+
+	return n ? n : "?";
+}
+
+/* Numbers: decimal, 0x hex or 0 octal, with an optional K/M/G (x1024) suffix. */
+static int parse_size(const char *s, bool suffix, unsigned long *out)
+{
+	unsigned long long v, mul = 1;
+	char *end;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -EINVAL;
+	if (suffix && *end) {
+		switch (*end) {
+		case 'k': case 'K': mul = 1ULL << 10; break;
+		case 'm': case 'M': mul = 1ULL << 20; break;
+		case 'g': case 'G': mul = 1ULL << 30; break;
+		default: return -EINVAL;
+		}
+		end++;
+		if (*end == 'i' && end[1] == 'B')
+			end += 2;
+		else if (*end == 'B')
+			end++;
+	}
+	if (*end)
+		return -EINVAL;
+	if (v > ULONG_MAX / mul)
+		return -ERANGE;
+	*out = (unsigned long)(v * mul);
+	return 0;
+}
+
+static void usage(void)
+{
+	printf("Usage: cetctl map [options]\n\n");
+	printf("Map a test shadow stack with map_shadow_stack(2) and show it.\n\n");
+	printf("Options:\n");
+	printf("  -s, --size <size>    size in bytes, K/M/G suffixes (default 4096)\n");
+	printf("  -a, --addr <addr>    map at this address (at least 4 GiB; never replaces a mapping)\n");
+	printf("  -t, --token          ask the kernel for a restore token at the top\n");
+	printf("      --hold <secs>    keep the mapping for SECS seconds (prints the pid)\n");
+	printf("  -p, --pivot          switch onto the new stack, call and return, switch back\n");
+	printf("                       (implies --token; enables shadow stacks for the pivot\n");
+	printf("                       if they are off in cetctl itself)\n");
+	printf("  -J, --json           use JSON output format\n");
+	printf("  -h, --help           display this help\n");
+	printf("\nExit status: 0 success, 1 failure or usage error, 2 no shadow-stack support\n"
+	       "in this CPU or kernel.\n");
+}
 
 int cmd_map(int argc, char **argv)
 {
-	warnx("map: not implemented yet");
-	return CETCTL_EXIT_FAILURE;
+	static const struct option longopts[] = {
+		{ "size",  required_argument, NULL, 's' },
+		{ "addr",  required_argument, NULL, 'a' },
+		{ "token", no_argument,       NULL, 't' },
+		{ "hold",  required_argument, NULL, 'H' },
+		{ "pivot", no_argument,       NULL, 'p' },
+		{ "json",  no_argument,       NULL, 'J' },
+		{ "help",  no_argument,       NULL, 'h' },
+		{ "version", no_argument,     NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	unsigned long size = 4096, addr = 0, hold = 0, mapped, token = 0;
+	bool want_token = false, pivot = false, do_hold = false, ss;
+	struct emitter em = { .json = cetctl_globals.json, .first = { true } };
+	struct shstk_pivot_result pr;
+	char path[64], vmflags[256], *smaps = NULL;
+	size_t elen = 0;
+	long off, n;
+	int c, ret, rc = CETCTL_EXIT_OK;
+
+	while ((c = getopt_long(argc, argv, "s:a:tpJhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (parse_size(optarg, true, &size) < 0 || size == 0) {
+				warnx("map: invalid size '%s'", optarg);
+				return cetctl_usage_error("map");
+			}
+			break;
+		case 'a':
+			if (parse_size(optarg, false, &addr) < 0 || addr == 0) {
+				warnx("map: invalid address '%s'", optarg);
+				return cetctl_usage_error("map");
+			}
+			break;
+		case 't':
+			want_token = true;
+			break;
+		case 'H':
+			if (parse_size(optarg, false, &hold) < 0 || hold > INT_MAX) {
+				warnx("map: invalid number of seconds '%s'", optarg);
+				return cetctl_usage_error("map");
+			}
+			do_hold = true;
+			break;
+		case 'p':
+			pivot = want_token = true;
+			break;
+		case 'J':
+			em.json = true;
+			break;
+		case 'h':
+			usage();
+			return CETCTL_EXIT_OK;
+		case 'V':
+			return cetctl_print_version();
+		default:
+			return cetctl_usage_error("map");
+		}
+	}
+	if (optind < argc) {
+		warnx("map: unexpected argument '%s'", argv[optind]);
+		return cetctl_usage_error("map");
+	}
+
+	ret = shstk_map(addr, size, want_token ? SHADOW_STACK_SET_TOKEN : 0, &mapped);
+	if (ret < 0) {
+		warnx("map: map_shadow_stack(%#lx, %lu, %s) failed: %s (%s)", addr, size,
+		      want_token ? "SHADOW_STACK_SET_TOKEN" : "0",
+		      map_errno_words(-ret), errno_name(-ret));
+		return (ret == -EOPNOTSUPP || ret == -ENOSYS) ?
+			CETCTL_EXIT_UNSUPPORTED : CETCTL_EXIT_FAILURE;
+	}
+	if (want_token)
+		token = shstk_token_addr(mapped, size);
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)getpid());
+	n = cet_read_file(path, SMAPS_MAX, &smaps);
+	off = n >= 0 ? smaps_entry(smaps, mapped, &elen) : -1;
+	vmflags[0] = '\0';
+	if (off >= 0)
+		entry_vmflags(smaps + off, elen, vmflags, sizeof(vmflags));
+	ss = vmflags_has(vmflags, "ss");
+
+	emit_open(&em, NULL, NULL);
+	emit_hex(&em, "address", "address:", mapped);
+	emit_num(&em, "size", "size:", size);
+	emit_hex(&em, "end", "end:", mapped + ((size + 4095) & ~4095UL));
+	if (want_token) {
+		emit_hex(&em, "token_address", "token at:", token);
+		emit_hex(&em, "token_value", "token value:", *(volatile unsigned long *)token);
+		emit_bool(&em, "token_valid", "token valid:",
+			  *(volatile unsigned long *)token == shstk_token_value(mapped, size));
+	} else {
+		emit_str(&em, "token_address", "token at:", NULL);
+	}
+	emit_str(&em, "vmflags", "VmFlags:", vmflags[0] ? vmflags : NULL);
+	emit_bool(&em, "shadow_stack_vma", "ss VMA:", ss);
+	if (off >= 0)
+		emit_lines(&em, "smaps", "smaps", smaps + off, elen);
+	else
+		emit_str(&em, "smaps", "smaps:", NULL);
+	free(smaps);
+
+	if (pivot) {
+		ret = shstk_pivot(token, &pr);
+		if (ret < 0) {
+			emit_str(&em, "pivot", "pivot:", NULL);
+			emit_close(&em);
+			fflush(stdout);
+			warnx("map: pivot: enabling shadow stacks in cetctl failed: %s (%s)",
+			      ret == -EOPNOTSUPP ? "the kernel or CPU has no shadow-stack support" :
+			      ret == -EPERM ? "the feature is locked (disabled) for this process" :
+			      strerror(-ret), errno_name(-ret));
+			return ret == -EOPNOTSUPP ? CETCTL_EXIT_UNSUPPORTED : CETCTL_EXIT_FAILURE;
+		}
+		bool inside = pr.ssp_inside >= mapped && pr.ssp_inside < mapped + size;
+		bool back = pr.ssp_after == pr.ssp_before;
+		bool restored = pr.token_after == shstk_token_value(mapped, size);
+
+		emit_open(&em, "pivot", "pivot");
+		emit_bool(&em, "enabled_temporarily", "temp enable:", pr.enabled_temporarily);
+		emit_hex(&em, "ssp_before", "ssp before:", pr.ssp_before);
+		emit_hex(&em, "ssp_inside", "ssp inside:", pr.ssp_inside);
+		emit_hex(&em, "return_slot", "return slot:", pr.ret_slot);
+		emit_hex(&em, "ssp_after", "ssp after:", pr.ssp_after);
+		emit_bool(&em, "on_new_stack", "on new stack:", inside);
+		emit_bool(&em, "returned", "returned:", back);
+		emit_bool(&em, "token_restored", "token again:", restored);
+		emit_close(&em);
+		if (!inside || !back || !restored)
+			rc = CETCTL_EXIT_FAILURE;
+	}
+	if (do_hold)
+		emit_num(&em, "pid", "pid:", (unsigned long)getpid());
+	emit_close(&em);
+	fflush(stdout);
+	if (rc != CETCTL_EXIT_OK)
+		warnx("map: pivot did not behave as the SDM says (see above)");
+	if (!ss) {
+		/* The kernel said yes but does not account it as a shadow stack. */
+		warnx("map: the mapping at %#lx is not marked 'ss' in smaps (VmFlags: %s)",
+		      mapped, vmflags[0] ? vmflags : "not found");
+		rc = CETCTL_EXIT_FAILURE;
+	}
+
+	if (do_hold) {
+		struct timespec ts = { .tv_sec = (time_t)hold };
+
+		if (!em.json)
+			fprintf(stderr, "cetctl: map: holding the mapping for %lu s (pid %d)\n",
+				hold, (int)getpid());
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	return rc;
 }
