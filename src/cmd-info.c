@@ -1,10 +1,205 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* cetctl info - not written yet; the command refuses to pretend. */
+/*
+ * cetctl info - can this system run user shadow stacks, and if not, which
+ * link of the chain (CPU, kernel build, boot command line, C library) is
+ * missing. Exit 2 when it cannot.
+ */
 #include <err.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cetctl.h"
+#include "table.h"
+#include "sysinfo-cet.h"
+
+enum { COL_NAME, COL_VALUE, COL_DETAIL };
+
+static const struct cetctl_column info_columns[] = {
+	[COL_NAME]   = { "NAME", 16, 0, SCOLS_JSON_STRING, "what was checked" },
+	[COL_VALUE]  = { "VALUE", 8, 0, SCOLS_JSON_STRING, "the answer (yes, no, unknown, a version...)" },
+	[COL_DETAIL] = { "DETAIL", 40, 0, SCOLS_JSON_STRING, "where it comes from and what it means" },
+};
+#define NCOLS (sizeof(info_columns) / sizeof(info_columns[0]))
+
+static void usage(void)
+{
+	printf("Usage: cetctl info [options]\n\n");
+	printf("Show whether this CPU, kernel and C library can run user shadow stacks:\n"
+	       "CPU flags, kernel configuration and status lines, boot parameters, the\n"
+	       "legacy-ELF policy and the glibc version. With the global --proc-root the\n"
+	       "files are read from a recorded tree (cpuinfo, cmdline, config.gz or\n"
+	       "config, self/status); the glibc shown is always the one cetctl runs with.\n\n");
+	printf("Options:\n");
+	printf("  -J, --json             use JSON output format\n");
+	printf("  -o, --output <list>    output columns (+LIST appends to the default)\n");
+	printf("      --list-columns     list the available columns\n");
+	printf("  -n, --noheadings       do not print headings\n");
+	printf("      --raw              use the raw output format\n");
+	printf("  -h, --help             display this help\n");
+	cetctl_columns_help(stdout, info_columns, NCOLS);
+	printf("\nExit status: 0 when the system can run user shadow stacks, 2 when it\n"
+	       "cannot, 1 on a usage error or when nothing could be read.\n");
+}
+
+static const char *yes_no(bool v)
+{
+	return v ? "yes" : "no";
+}
+
+static const char *tri(enum cet_tri v)
+{
+	return v == CET_YES ? "yes" : v == CET_NO ? "no" : "unknown";
+}
+
+static void row(struct cetctl_table *t, const char *name, const char *value, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void row(struct cetctl_table *t, const char *name, const char *value, const char *fmt, ...)
+{
+	struct libscols_line *ln = cetctl_table_new_line(t, NULL);
+	va_list ap;
+	char *detail = NULL;
+
+	if (!ln)
+		err(CETCTL_EXIT_FAILURE, "failed to allocate output line");
+	va_start(ap, fmt);
+	if (vasprintf(&detail, fmt, ap) < 0)
+		detail = NULL;
+	va_end(ap);
+	cetctl_table_set(t, ln, COL_NAME, name);
+	cetctl_table_set(t, ln, COL_VALUE, value);
+	cetctl_table_set(t, ln, COL_DETAIL, detail);
+	free(detail);
+}
+
+/* Why the system cannot do it, the first missing link; NULL when it can. */
+static const char *missing_link(const struct cet_sysinfo *si)
+{
+	if (si->cpuinfo_errno == 0 && !si->cpu_x86)
+		return "not an x86 CPU";
+	if (si->status_lines == CET_NO)
+		return "kernel has no shadow-stack support (no x86_Thread_features line)";
+	if (si->kconfig_shstk == CET_NO)
+		return "kernel built without CONFIG_X86_USER_SHADOW_STACK";
+	if (si->clearcpuid_shstk)
+		return "shadow stacks turned off on the kernel command line (clearcpuid=)";
+	if (si->cpuinfo_errno == 0 && !si->cpu_shstk && !si->cpu_user_shstk)
+		return "CPU has no shadow-stack feature (cpuinfo lacks shstk)";
+	if (si->cpuinfo_errno == 0 && !si->cpu_user_shstk)
+		return "kernel does not run user shadow stacks on this CPU (cpuinfo lacks user_shstk)";
+	if (!cet_sysinfo_supported(si))
+		return "cannot tell: cpuinfo or the status lines could not be read";
+	return NULL;
+}
 
 int cmd_info(int argc, char **argv)
 {
-	warnx("info: not implemented yet");
-	return CETCTL_EXIT_FAILURE;
+	enum { OPT_LIST_COLUMNS = 256, OPT_RAW };
+	static const struct option longopts[] = {
+		{ "json",         no_argument,       NULL, 'J' },
+		{ "output",       required_argument, NULL, 'o' },
+		{ "list-columns", no_argument,       NULL, OPT_LIST_COLUMNS },
+		{ "noheadings",   no_argument,       NULL, 'n' },
+		{ "raw",          no_argument,       NULL, OPT_RAW },
+		{ "help",         no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int ids[CETCTL_MAX_COLUMNS] = { COL_NAME, COL_VALUE, COL_DETAIL };
+	size_t nids = 3;
+	struct cetctl_table_opts topts = { .json_name = "info" };
+	const char *outlist = NULL, *root = cetctl_globals.proc_root;
+	const char *policy, *why, *missing;
+	bool list_columns = false;
+	struct cetctl_table *t;
+	struct cet_sysinfo si;
+	int c, rc;
+
+	topts.json = cetctl_globals.json;
+	while ((c = getopt_long(argc, argv, "Jo:nh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'J':
+			topts.json = true;
+			break;
+		case 'o':
+			outlist = optarg;
+			break;
+		case OPT_LIST_COLUMNS:
+			list_columns = true;
+			break;
+		case 'n':
+			topts.noheadings = true;
+			break;
+		case OPT_RAW:
+			topts.raw = true;
+			break;
+		case 'h':
+			usage();
+			return CETCTL_EXIT_OK;
+		default:
+			return cetctl_usage_error("info");
+		}
+	}
+	if (list_columns) {
+		cetctl_columns_list(stdout, info_columns, NCOLS, topts.json);
+		return CETCTL_EXIT_OK;
+	}
+	if (outlist && cetctl_columns_parse(info_columns, NCOLS, outlist, ids, &nids) < 0)
+		return cetctl_usage_error("info");
+	if (optind < argc) {
+		warnx("info: unexpected argument '%s'", argv[optind]);
+		return cetctl_usage_error("info");
+	}
+
+	rc = cet_sysinfo_read(root, &si);
+	if (rc) {
+		warnx("info: %s: %s", root ? root : "/proc", strerror(-rc));
+		return CETCTL_EXIT_FAILURE;
+	}
+	if (si.cpuinfo_errno && si.status_lines == CET_UNKNOWN) {
+		warnx("info: cannot read %s/cpuinfo: %s", root ? root : "/proc",
+		      strerror(si.cpuinfo_errno));
+		return CETCTL_EXIT_FAILURE;
+	}
+
+	t = cetctl_table_new(info_columns, ids, nids, &topts);
+	if (!t)
+		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
+
+	row(t, "arch", si.machine, "smaps \"ss\" %s an x86 shadow stack here",
+	    si.ss_is_x86_shstk ? "is" : "is not");
+	if (si.cpuinfo_errno) {
+		row(t, "cpu-shstk", "unknown", "cpuinfo: %s", strerror(si.cpuinfo_errno));
+	} else {
+		row(t, "cpu-shstk", yes_no(si.cpu_shstk), "cpuinfo flag shstk: the CPU has shadow stacks");
+		row(t, "cpu-ibt", yes_no(si.cpu_ibt), "cpuinfo flag ibt: indirect branch tracking");
+		row(t, "cpu-user-shstk", yes_no(si.cpu_user_shstk),
+		    "cpuinfo flag user_shstk: the kernel runs user shadow stacks on this CPU");
+	}
+	row(t, "kernel-config", tri(si.kconfig_shstk), "CONFIG_X86_USER_SHADOW_STACK (%s)",
+	    si.kconfig_source[0] ? si.kconfig_source : "no config.gz or /boot/config found");
+	row(t, "status-lines", tri(si.status_lines),
+	    "x86_Thread_features lines in %s/self/status", root ? root : "/proc");
+	row(t, "clearcpuid", si.clearcpuid[0] ? si.clearcpuid : "none", "%s",
+	    si.clearcpuid_shstk ? "kernel command line turns shadow stacks off"
+				: "kernel command line leaves shadow stacks alone");
+	policy = cet_sysinfo_legacy_policy(&si, &why);
+	row(t, "legacy-elf", policy,
+	    "binaries with the old SHSTK/IBT ELF bits: %s (%s)",
+	    strcmp(policy, "block") == 0 ? "shadow-stack API refused" :
+	    strcmp(policy, "allow") == 0 ? "allowed" :
+	    strcmp(policy, "n/a") == 0 ? "nothing to decide" : "unknown", why);
+	row(t, "glibc", si.glibc_version, "the C library cetctl runs with");
+	row(t, "glibc-can-enable", yes_no(si.glibc_can_enable), "%s",
+	    si.glibc_can_enable ? "glibc >= 2.39 enables shadow stacks itself (GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK)"
+				: "glibc < 2.39 does not know the shadow-stack ABI: use 'cetctl run --shstk'");
+	missing = missing_link(&si);
+	row(t, "supported", missing ? "no" : "yes", "%s",
+	    missing ? missing : "this CPU and kernel can run user shadow stacks");
+
+	cetctl_table_print(t);
+	cetctl_table_free(t);
+	return missing ? CETCTL_EXIT_UNSUPPORTED : CETCTL_EXIT_OK;
 }

@@ -1,10 +1,352 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* cetctl status - not written yet; the command refuses to pretend. */
+/*
+ * cetctl status <pid>...|self - the runtime truth next to the marking: the
+ * kernel's per-thread feature lines, the shadow-stack VMAs, the marking of
+ * the executable and of every loaded object, and a verdict that explains
+ * the combination.
+ */
 #include <err.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cetctl.h"
+#include "table.h"
+#include "proc-cet.h"
+#include "proc-marking.h"
+#include "sysinfo-cet.h"
+#include "cet-abi.h"
+#include "util.h"
+
+enum {
+	COL_PID, COL_TID, COL_USER, COL_COMM, COL_EXE, COL_THREADS,
+	COL_FEATURES, COL_LOCKED, COL_SHSTK, COL_WRSS, COL_SHSTK_LOCKED,
+	COL_SS_VMAS, COL_SS_SIZE, COL_SS_RSS, COL_MARKING, COL_OBJECTS,
+	COL_UNMARKED, COL_VERDICT,
+};
+
+static const struct cetctl_column status_columns[] = {
+	[COL_PID]      = { "PID", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "process id" },
+	[COL_TID]      = { "TID", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "thread id (thread lines only)" },
+	[COL_USER]     = { "USER", 8, 0, SCOLS_JSON_STRING, "effective user" },
+	[COL_COMM]     = { "COMM", 12, SCOLS_FL_TREE, SCOLS_JSON_STRING, "command name (threads below their process)" },
+	[COL_EXE]      = { "EXE", 20, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "executable" },
+	[COL_THREADS]  = { "THREADS", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "number of threads" },
+	[COL_FEATURES] = { "FEATURES", 6, 0, SCOLS_JSON_STRING, "x86_Thread_features words (unknown words kept; - no line)" },
+	[COL_LOCKED]   = { "LOCKED", 6, 0, SCOLS_JSON_STRING, "x86_Thread_features_locked words" },
+	[COL_SHSTK]    = { "SHSTK", 5, 0, SCOLS_JSON_BOOLEAN, "shadow stack enabled" },
+	[COL_WRSS]     = { "WRSS", 5, 0, SCOLS_JSON_BOOLEAN, "WRSS enabled" },
+	[COL_SHSTK_LOCKED] = { "SHSTK-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN, "shadow-stack setting locked" },
+	[COL_SS_VMAS]  = { "SS-VMAS", 30, SCOLS_FL_WRAP, SCOLS_JSON_ARRAY_STRING, "shadow-stack mappings: start-end size rss (KiB)" },
+	[COL_SS_SIZE]  = { "SS-SIZE", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "total size of shadow-stack mappings (KiB)" },
+	[COL_SS_RSS]   = { "SS-RSS", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "resident shadow-stack memory (KiB)" },
+	[COL_MARKING]  = { "MARKING", 9, 0, SCOLS_JSON_STRING, "CET marking of the executable as the loader sees it (? unknown)" },
+	[COL_OBJECTS]  = { "OBJECTS", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "executable objects mapped (exe, loader, libraries)" },
+	[COL_UNMARKED] = { "UNMARKED", 20, SCOLS_FL_WRAP, SCOLS_JSON_ARRAY_STRING, "mapped objects not marked for shadow stacks" },
+	[COL_VERDICT]  = { "VERDICT", 40, 0, SCOLS_JSON_STRING, "what the combination means" },
+};
+#define NCOLS (sizeof(status_columns) / sizeof(status_columns[0]))
+
+struct status_ctl {
+	struct cetctl_table *t;
+	struct cet_marking_cache *cache;
+	bool ss_is_x86;
+	bool json;
+	const char *root;
+};
+
+static void usage(void)
+{
+	printf("Usage: cetctl status [options] <pid>|self...\n\n");
+	printf("Show the shadow-stack state of running processes: the kernel's per-thread\n"
+	       "feature lines, the shadow-stack mappings, the CET marking of the executable\n"
+	       "and of every loaded object, and a verdict explaining the combination.\n\n");
+	printf("Options:\n");
+	printf("  -J, --json             use JSON output format\n");
+	printf("  -o, --output <list>    output columns (+LIST appends to the default)\n");
+	printf("      --list-columns     list the available columns\n");
+	printf("  -n, --noheadings       do not print headings\n");
+	printf("      --raw              use the raw output format\n");
+	printf("  -h, --help             display this help\n");
+	cetctl_columns_help(stdout, status_columns, NCOLS);
+	printf("\nExit status: 0 when every process was read; 1 when a process does not exist,\n"
+	       "is a zombie or a kernel thread, exited while being read, or could not be\n"
+	       "read fully (permission denied), or on a usage error.\n");
+}
+
+/* Lines joined by '\n' for JSON arrays, by ", " for text. */
+static void join(char **buf, size_t *len, const char *item, bool json)
+{
+	size_t il = strlen(item), sep = *len ? (json ? 1 : 2) : 0;
+	char *nb = realloc(*buf, *len + sep + il + 1);
+
+	if (!nb)
+		return;
+	if (sep)
+		memcpy(nb + *len, json ? "\n" : ", ", sep);
+	memcpy(nb + *len + sep, item, il + 1);
+	*buf = nb;
+	*len += sep + il;
+}
+
+static void set_bool(struct cetctl_table *t, struct libscols_line *ln, int col,
+		     const struct cet_feature_line *fl, unsigned int bit)
+{
+	if (fl->present)
+		cetctl_table_set(t, ln, col, (fl->bits & bit) ? "true" : "false");
+}
+
+static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
+{
+	struct cetctl_table *t = ctl->t;
+	struct libscols_line *ln = cetctl_table_new_line(t, NULL);
+	char buf[512], user[64];
+	char *list = NULL;
+	size_t len = 0, i;
+	unsigned long size = 0, rss = 0;
+
+	if (!ln)
+		err(CETCTL_EXIT_FAILURE, "failed to allocate output line");
+	cetctl_table_setf(t, ln, COL_PID, "%d", (int)pc->pid);
+	cetctl_table_set(t, ln, COL_USER, proc_user_name(pc->st.euid, user, sizeof(user)));
+	cetctl_table_set(t, ln, COL_COMM, pc->st.name);
+	cetctl_table_set(t, ln, COL_EXE, pc->exe[0] ? pc->exe : NULL);
+	cetctl_table_setf(t, ln, COL_THREADS, "%d", pc->st.threads);
+	cetctl_table_set(t, ln, COL_FEATURES, cet_feature_line_str(&pc->st.features, buf, sizeof(buf)));
+	cetctl_table_set(t, ln, COL_LOCKED, cet_feature_line_str(&pc->st.locked, buf, sizeof(buf)));
+	set_bool(t, ln, COL_SHSTK, &pc->st.features, CET_FEAT_SHSTK);
+	set_bool(t, ln, COL_WRSS, &pc->st.features, CET_FEAT_WRSS);
+	set_bool(t, ln, COL_SHSTK_LOCKED, &pc->st.locked, CET_FEAT_SHSTK);
+
+	if (pc->vmas_read) {
+		for (i = 0; i < pc->vmas.n; i++) {
+			const struct shstk_vma *v = &pc->vmas.v[i];
+
+			snprintf(buf, sizeof(buf), "%lx-%lx %lu %lu", v->start, v->end,
+				 v->size_kb, v->rss_kb);
+			join(&list, &len, buf, ctl->json);
+			size += v->size_kb;
+			rss += v->rss_kb;
+		}
+		cetctl_table_set(t, ln, COL_SS_VMAS, list ? list : "");
+		cetctl_table_setf(t, ln, COL_SS_SIZE, "%lu", size);
+		cetctl_table_setf(t, ln, COL_SS_RSS, "%lu", rss);
+		free(list);
+		list = NULL;
+		len = 0;
+	}
+	cetctl_table_set(t, ln, COL_MARKING, cet_marking_str(pc->exe_marking, buf, sizeof(buf)));
+	if (!pc->objs_errno) {
+		cetctl_table_setf(t, ln, COL_OBJECTS, "%zu", pc->objs.n);
+		for (i = 0; i < pc->objs.n; i++) {
+			if (pc->obj_marking[i] < 0 ||
+			    (pc->obj_marking[i] & (int)CET_X86_FEATURE_1_SHSTK))
+				continue;
+			join(&list, &len, pc->objs.path[i], ctl->json);
+		}
+		cetctl_table_set(t, ln, COL_UNMARKED, list ? list : "");
+		free(list);
+	}
+	cetctl_table_set(t, ln, COL_VERDICT, proc_cet_verdict(pc, buf, sizeof(buf)));
+
+	/* Threads below their process, when there is more than one. */
+	if (pc->nthreads > 1) {
+		for (i = 0; i < pc->nthreads; i++) {
+			const struct thread_cet *th = &pc->threads[i];
+			struct libscols_line *tl = cetctl_table_new_line(t, ln);
+
+			if (!tl)
+				err(CETCTL_EXIT_FAILURE, "failed to allocate output line");
+			cetctl_table_setf(t, tl, COL_TID, "%d", (int)th->tid);
+			cetctl_table_set(t, tl, COL_COMM, th->comm);
+			cetctl_table_set(t, tl, COL_FEATURES, cet_feature_line_str(&th->features, buf, sizeof(buf)));
+			cetctl_table_set(t, tl, COL_LOCKED, cet_feature_line_str(&th->locked, buf, sizeof(buf)));
+			set_bool(t, tl, COL_SHSTK, &th->features, CET_FEAT_SHSTK);
+			set_bool(t, tl, COL_WRSS, &th->features, CET_FEAT_WRSS);
+			set_bool(t, tl, COL_SHSTK_LOCKED, &th->locked, CET_FEAT_SHSTK);
+		}
+	}
+}
+
+/* "self" or a pid. Returns the pid or -1 (message printed). */
+static pid_t parse_pid_arg(const char *root, const char *arg)
+{
+	char path[PATH_MAX], link[64];
+	char *end;
+	long v;
+	ssize_t n;
+
+	if (strcmp(arg, "self") == 0) {
+		if (!root || !*root)
+			return getpid();
+		/* A recorded tree says who "self" was with its self link. */
+		if (cet_proc_path(path, sizeof(path), root, "self") == 0 &&
+		    (n = readlink(path, link, sizeof(link) - 1)) > 0) {
+			link[n] = '\0';
+			v = strtol(link, &end, 10);
+			if (!*end && v > 0)
+				return (pid_t)v;
+		}
+		warnx("status: self: the tree in %s has no usable 'self' link", root);
+		return -1;
+	}
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (!*arg || *end || errno || v <= 0 || v > INT_MAX) {
+		warnx("status: invalid process id: '%s'", arg);
+		return -1;
+	}
+	return (pid_t)v;
+}
+
+/* Returns true when the process was shown without problems. */
+static bool status_one(struct status_ctl *ctl, pid_t pid)
+{
+	unsigned int what = PROC_CET_THREADS | PROC_CET_VMAS | PROC_CET_EXE | PROC_CET_OBJECTS;
+	struct proc_cet pc;
+	bool ok = true;
+	int rc;
+
+	rc = proc_cet_read(ctl->root, pid, what, ctl->ss_is_x86, cet_marking_of, ctl->cache, &pc);
+	if (rc == -ENOENT || rc == -ESRCH) {
+		warnx("status: %d: no such process", (int)pid);
+		return false;
+	}
+	if (rc) {
+		warnx("status: %d: cannot read its status: %s", (int)pid, strerror(-rc));
+		return false;
+	}
+	if (pc.zombie) {
+		warnx("status: %d: zombie process: it has exited and not been reaped; nothing to inspect", (int)pid);
+		ok = false;
+	} else if (pc.kthread) {
+		warnx("status: %d: kernel thread: it has no user space and no shadow stack", (int)pid);
+		ok = false;
+	} else if (pc.vanished) {
+		warnx("status: %d: process exited while being read", (int)pid);
+		ok = false;
+	}
+	if (!ok) {
+		proc_cet_free(&pc);
+		return false;
+	}
+	/* Partial reads: show what we have, say what is missing, fail. */
+	if (pc.vmas_errno) {
+		warnx("status: %d: cannot read smaps: %s%s", (int)pid, strerror(pc.vmas_errno),
+		      pc.vmas_errno == EACCES ? " (needs root or the process's owner)" : "");
+		ok = false;
+	}
+	if (pc.exe_errno) {
+		warnx("status: %d: cannot read exe: %s%s", (int)pid, strerror(pc.exe_errno),
+		      pc.exe_errno == EACCES ? " (needs root or the process's owner)" : "");
+		ok = false;
+	}
+	if (pc.objs_errno) {
+		warnx("status: %d: cannot read maps: %s", (int)pid, strerror(pc.objs_errno));
+		ok = false;
+	}
+	if (pc.threads_errno) {
+		warnx("status: %d: cannot read its threads: %s", (int)pid, strerror(pc.threads_errno));
+		ok = false;
+	}
+	fill_process(ctl, &pc);
+	proc_cet_free(&pc);
+	return ok;
+}
 
 int cmd_status(int argc, char **argv)
 {
-	warnx("status: not implemented yet");
-	return CETCTL_EXIT_FAILURE;
+	enum { OPT_LIST_COLUMNS = 256, OPT_RAW };
+	static const struct option longopts[] = {
+		{ "json",         no_argument,       NULL, 'J' },
+		{ "output",       required_argument, NULL, 'o' },
+		{ "list-columns", no_argument,       NULL, OPT_LIST_COLUMNS },
+		{ "noheadings",   no_argument,       NULL, 'n' },
+		{ "raw",          no_argument,       NULL, OPT_RAW },
+		{ "help",         no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int ids[CETCTL_MAX_COLUMNS] = { COL_PID, COL_TID, COL_COMM, COL_FEATURES,
+					COL_LOCKED, COL_SS_SIZE, COL_MARKING, COL_VERDICT };
+	size_t nids = 8;
+	struct cetctl_table_opts topts = { .json_name = "processes" };
+	struct status_ctl ctl = { 0 };
+	const char *outlist = NULL;
+	bool list_columns = false, all_ok = true;
+	char machine[64];
+	pid_t *pids;
+	int c, i, npids = 0;
+
+	topts.json = cetctl_globals.json;
+	while ((c = getopt_long(argc, argv, "Jo:nh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'J':
+			topts.json = true;
+			break;
+		case 'o':
+			outlist = optarg;
+			break;
+		case OPT_LIST_COLUMNS:
+			list_columns = true;
+			break;
+		case 'n':
+			topts.noheadings = true;
+			break;
+		case OPT_RAW:
+			topts.raw = true;
+			break;
+		case 'h':
+			usage();
+			return CETCTL_EXIT_OK;
+		default:
+			return cetctl_usage_error("status");
+		}
+	}
+	if (list_columns) {
+		cetctl_columns_list(stdout, status_columns, NCOLS, topts.json);
+		return CETCTL_EXIT_OK;
+	}
+	if (outlist && cetctl_columns_parse(status_columns, NCOLS, outlist, ids, &nids) < 0)
+		return cetctl_usage_error("status");
+	if (optind >= argc) {
+		warnx("status: no process given (a pid or 'self')");
+		return cetctl_usage_error("status");
+	}
+
+	ctl.root = cetctl_globals.proc_root;
+	pids = calloc((size_t)(argc - optind), sizeof(*pids));
+	if (!pids)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	for (i = optind; i < argc; i++) {
+		pid_t p = parse_pid_arg(ctl.root, argv[i]);
+
+		if (p < 0) {
+			free(pids);
+			return cetctl_usage_error("status");
+		}
+		pids[npids++] = p;
+	}
+
+	ctl.json = topts.json;
+	ctl.ss_is_x86 = cet_ss_is_x86_shstk(ctl.root, machine, sizeof(machine));
+	ctl.cache = cet_marking_cache_new();
+	ctl.t = cetctl_table_new(status_columns, ids, nids, &topts);
+	if (!ctl.t)
+		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
+	if (!ctl.ss_is_x86)
+		warnx("status: %s: smaps \"ss\" is not an x86 shadow stack here; not shown", machine);
+
+	for (i = 0; i < npids; i++)
+		if (!status_one(&ctl, pids[i]))
+			all_ok = false;
+
+	cetctl_table_print(ctl.t);
+	cetctl_table_free(ctl.t);
+	cet_marking_cache_free(ctl.cache);
+	free(pids);
+	return all_ok ? CETCTL_EXIT_OK : CETCTL_EXIT_FAILURE;
 }

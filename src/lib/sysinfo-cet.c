@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <dlfcn.h>
+#include <errno.h>
+#include <gnu/libc-version.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "proc-status.h"
+#include "sysinfo-cet.h"
+#include "util.h"
+
+#define KCONFIG_MAX	(8UL * 1024 * 1024)
+
+static bool is_live_root(const char *root)
+{
+	return !root || !*root || strcmp(root, "/proc") == 0 || strcmp(root, "/proc/") == 0;
+}
+
+/* Whether the space separated @list contains @word. */
+static bool has_word(const char *list, const char *word, const char *seps)
+{
+	size_t n = strlen(word);
+	const char *p = list;
+
+	while (*p && *p != '\n') {
+		size_t len;
+
+		p += strspn(p, seps);
+		len = strcspn(p, seps);
+		if (len == 0)
+			break;
+		if (len == n && strncmp(p, word, n) == 0)
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+void cet_cpuinfo_parse(const char *text, struct cet_sysinfo *si)
+{
+	const char *line;
+
+	/* The first "flags" line is enough: the kernel prints the same
+	 * (boot CPU derived) capability words for every CPU. */
+	for (line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		if (strncmp(line, "vendor_id", 9) == 0)
+			si->cpu_x86 = true;
+		if (strncmp(line, "flags", 5) == 0 && (line[5] == '\t' || line[5] == ' ' || line[5] == ':')) {
+			const char *v = strchr(line, ':');
+
+			if (!v)
+				continue;
+			si->cpu_x86 = true;
+			si->cpu_shstk = has_word(v + 1, "shstk", " \t\n");
+			si->cpu_ibt = has_word(v + 1, "ibt", " \t\n");
+			si->cpu_user_shstk = has_word(v + 1, "user_shstk", " \t\n");
+			return;
+		}
+	}
+}
+
+static enum cet_tri kconfig_value(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+	const char *line;
+
+	for (line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		if (strncmp(line, name, n) == 0 && line[n] == '=')
+			return line[n + 1] == 'y' ? CET_YES : CET_NO;
+		if (strncmp(line, "# ", 2) == 0 && strncmp(line + 2, name, n) == 0 &&
+		    strncmp(line + 2 + n, " is not set", 11) == 0)
+			return CET_NO;
+	}
+	/* A full config that does not mention the symbol: the kernel
+	 * predates it, which is also a "no". */
+	return CET_NO;
+}
+
+void cet_kconfig_parse(const char *text, struct cet_sysinfo *si)
+{
+	si->kconfig_shstk = kconfig_value(text, "CONFIG_X86_USER_SHADOW_STACK");
+	si->kconfig_allow_broken = kconfig_value(text, "CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN");
+}
+
+void cet_cmdline_parse(const char *text, struct cet_sysinfo *si)
+{
+	const char *p = text;
+
+	si->clearcpuid[0] = '\0';
+	si->clearcpuid_shstk = false;
+	si->shstk_legacy_elf[0] = '\0';
+	while (*p) {
+		size_t len;
+
+		p += strspn(p, " \t\n");
+		len = strcspn(p, " \t\n");
+		if (len == 0)
+			break;
+		if (len == 2 && strncmp(p, "--", 2) == 0)
+			break;	/* the rest belongs to init */
+		if (strncmp(p, "clearcpuid=", 11) == 0) {
+			size_t vl = len - 11;
+
+			if (vl >= sizeof(si->clearcpuid))
+				vl = sizeof(si->clearcpuid) - 1;
+			memcpy(si->clearcpuid, p + 11, vl);
+			si->clearcpuid[vl] = '\0';
+			si->clearcpuid_shstk = has_word(si->clearcpuid, "shstk", ",") ||
+					       has_word(si->clearcpuid, "user_shstk", ",");
+		} else if (strncmp(p, "shstk_legacy_elf=", 17) == 0) {
+			size_t vl = len - 17;
+
+			if (vl >= sizeof(si->shstk_legacy_elf))
+				vl = sizeof(si->shstk_legacy_elf) - 1;
+			memcpy(si->shstk_legacy_elf, p + 17, vl);
+			si->shstk_legacy_elf[vl] = '\0';
+		}
+		p += len;
+	}
+}
+
+int cet_glibc_version_cmp(const char *a, const char *b)
+{
+	while (*a || *b) {
+		char *ea, *eb;
+		long x = strtol(a, &ea, 10), y = strtol(b, &eb, 10);
+
+		if (x != y)
+			return x < y ? -1 : 1;
+		a = *ea == '.' ? ea + 1 : ea + strlen(ea);
+		b = *eb == '.' ? eb + 1 : eb + strlen(eb);
+		if (ea == a && eb == b)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * config.gz without a build dependency: libz is always in the process
+ * (libelf needs it), so resolve the few gz* calls at run time.
+ */
+static long read_gz(const char *path, size_t max, char **out)
+{
+	typedef void *(*gzopen_t)(const char *, const char *);
+	typedef int (*gzread_t)(void *, void *, unsigned);
+	typedef int (*gzclose_t)(void *);
+	gzopen_t zopen;
+	gzread_t zread;
+	gzclose_t zclose;
+	size_t len = 0, cap = 65536;
+	void *h, *gz;
+	char *buf;
+
+	*out = NULL;
+	h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return -ENOSYS;
+	zopen = (gzopen_t)dlsym(h, "gzopen");
+	zread = (gzread_t)dlsym(h, "gzread");
+	zclose = (gzclose_t)dlsym(h, "gzclose");
+	if (!zopen || !zread || !zclose) {
+		dlclose(h);
+		return -ENOSYS;
+	}
+	gz = zopen(path, "rb");
+	if (!gz) {
+		int e = errno ? errno : EIO;
+
+		dlclose(h);
+		return -e;
+	}
+	buf = malloc(cap + 1);
+	while (buf) {
+		int r;
+
+		if (len == cap) {
+			char *nb;
+
+			if (cap >= max)
+				break;
+			cap *= 2;
+			nb = realloc(buf, cap + 1);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+		}
+		r = zread(gz, buf + len, (unsigned)(cap - len));
+		if (r < 0) {
+			free(buf);
+			buf = NULL;
+			zclose(gz);
+			dlclose(h);
+			return -EIO;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	zclose(gz);
+	dlclose(h);
+	if (!buf)
+		return -ENOMEM;
+	buf[len] = '\0';
+	*out = buf;
+	return (long)len;
+}
+
+static void read_kconfig(const char *root, struct cet_sysinfo *si)
+{
+	char path[PATH_MAX], *text = NULL;
+	struct utsname u;
+	long n = -ENOENT;
+
+	si->kconfig_shstk = CET_UNKNOWN;
+	si->kconfig_allow_broken = CET_UNKNOWN;
+	si->kconfig_source[0] = '\0';
+
+	if (!cet_proc_path(path, sizeof(path), root, "config.gz"))
+		n = read_gz(path, KCONFIG_MAX, &text);
+	if (n < 0 && !is_live_root(root)) {
+		/* A recorded tree may carry the config uncompressed. */
+		if (!cet_proc_path(path, sizeof(path), root, "config"))
+			n = cet_read_file(path, KCONFIG_MAX, &text);
+	}
+	if (n < 0 && is_live_root(root) && uname(&u) == 0) {
+		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+		n = cet_read_file(path, KCONFIG_MAX, &text);
+	}
+	if (n <= 0) {
+		free(text);
+		return;
+	}
+	snprintf(si->kconfig_source, sizeof(si->kconfig_source), "%s", path);
+	cet_kconfig_parse(text, si);
+	free(text);
+}
+
+bool cet_ss_is_x86_shstk(const char *root, char *machine, size_t size)
+{
+	struct cet_sysinfo tmp = { 0 };
+	char path[PATH_MAX], *text;
+	struct utsname u;
+
+	if (is_live_root(root)) {
+		if (uname(&u) != 0)
+			return false;
+		snprintf(machine, size, "%s", u.machine);
+		return strcmp(u.machine, "x86_64") == 0;
+	}
+	if (!cet_proc_path(path, sizeof(path), root, "cpuinfo") &&
+	    cet_read_file(path, 1024 * 1024, &text) > 0) {
+		cet_cpuinfo_parse(text, &tmp);
+		free(text);
+		snprintf(machine, size, "%s", tmp.cpu_x86 ? "x86_64 (from cpuinfo)" : "not x86 (from cpuinfo)");
+		return tmp.cpu_x86;
+	}
+	snprintf(machine, size, "x86_64 (assumed: no cpuinfo in the recorded tree)");
+	return true;
+}
+
+int cet_sysinfo_read(const char *root, struct cet_sysinfo *si)
+{
+	char path[PATH_MAX], *text;
+	struct proc_status st;
+	long n;
+	int rc;
+
+	memset(si, 0, sizeof(*si));
+
+	rc = cet_proc_path(path, sizeof(path), root, "cpuinfo");
+	if (rc)
+		return rc;
+	n = cet_read_file(path, 4UL * 1024 * 1024, &text);
+	if (n < 0) {
+		si->cpuinfo_errno = (int)-n;
+	} else {
+		cet_cpuinfo_parse(text, si);
+		free(text);
+	}
+
+	read_kconfig(root, si);
+
+	rc = -ENOENT;
+	if (!cet_proc_path(path, sizeof(path), root, "self/status") &&
+	    (n = cet_read_file(path, 65536, &text)) >= 0) {
+		rc = proc_status_parse(text, &st);
+		free(text);
+	}
+	si->status_lines = rc == 0 ? (st.features.present ? CET_YES : CET_NO) : CET_UNKNOWN;
+
+	rc = cet_proc_path(path, sizeof(path), root, "cmdline");
+	if (rc)
+		return rc;
+	if (cet_read_file(path, 65536, &text) >= 0) {
+		cet_cmdline_parse(text, si);
+		free(text);
+	}
+
+	snprintf(si->glibc_version, sizeof(si->glibc_version), "%s", gnu_get_libc_version());
+	si->glibc_can_enable = cet_glibc_version_cmp(si->glibc_version, "2.39") >= 0;
+
+	si->ss_is_x86_shstk = cet_ss_is_x86_shstk(root, si->machine, sizeof(si->machine));
+	return 0;
+}
+
+bool cet_sysinfo_supported(const struct cet_sysinfo *si)
+{
+	/* user_shstk in cpuinfo is the kernel saying "I run user shadow
+	 * stacks on this CPU"; the status lines say the kernel was built with
+	 * the support. Both are needed. */
+	return si->cpu_user_shstk && si->status_lines == CET_YES;
+}
+
+const char *cet_sysinfo_legacy_policy(const struct cet_sysinfo *si, const char **why)
+{
+	if (si->kconfig_shstk == CET_NO || si->status_lines == CET_NO) {
+		*why = "the kernel has no shadow-stack support";
+		return "n/a";
+	}
+	if (strcmp(si->shstk_legacy_elf, "allow") == 0) {
+		*why = "boot parameter shstk_legacy_elf=allow";
+		return "allow";
+	}
+	if (strcmp(si->shstk_legacy_elf, "block") == 0) {
+		*why = "boot parameter shstk_legacy_elf=block";
+		return "block";
+	}
+	if (si->kconfig_allow_broken == CET_YES) {
+		*why = "CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN=y";
+		return "allow";
+	}
+	if (si->kconfig_allow_broken == CET_NO) {
+		*why = "CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN is not set";
+		return "block";
+	}
+	*why = "kernel configuration unknown";
+	return "unknown";
+}

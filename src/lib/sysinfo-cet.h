@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Can this system do user shadow stacks? CPU flags (<root>/cpuinfo), the
+ * kernel (config, the status lines, clearcpuid=), the legacy-ELF policy and
+ * the C library. Every file is read under the proc root (NULL = /proc), so a
+ * recorded tree answers for the system it was recorded on. Never prints.
+ */
+#ifndef CETCTL_SYSINFO_CET_H
+#define CETCTL_SYSINFO_CET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Tri-state for facts that may be unknown. */
+enum cet_tri { CET_NO = 0, CET_YES = 1, CET_UNKNOWN = -1 };
+
+struct cet_sysinfo {
+	/* <root>/cpuinfo */
+	int cpuinfo_errno;		/* 0 or the errno reading it */
+	bool cpu_x86;			/* has x86 "flags"/"vendor_id" lines */
+	bool cpu_shstk;			/* "shstk": the hardware feature */
+	bool cpu_ibt;			/* "ibt" */
+	bool cpu_user_shstk;		/* "user_shstk": the kernel uses it for user space */
+	/* kernel configuration */
+	char kconfig_source[4096];	/* file read, "" when none was found */
+	enum cet_tri kconfig_shstk;	/* CONFIG_X86_USER_SHADOW_STACK */
+	enum cet_tri kconfig_allow_broken; /* CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN */
+	/* <root>/self/status */
+	enum cet_tri status_lines;	/* x86_Thread_features: present */
+	/* <root>/cmdline */
+	char clearcpuid[128];		/* value of clearcpuid=, "" when absent */
+	bool clearcpuid_shstk;		/* it names shstk or user_shstk */
+	char shstk_legacy_elf[16];	/* value of shstk_legacy_elf=, "" when absent */
+	/* the C library cetctl runs with */
+	char glibc_version[32];
+	bool glibc_can_enable;		/* >= 2.39 manages shadow stacks itself */
+	/* architecture */
+	char machine[32];		/* uname -m, or inferred for a recorded tree */
+	bool ss_is_x86_shstk;		/* smaps "ss" means an x86 shadow stack */
+};
+
+/* Fill @si. Missing files are facts (recorded as unknown), not errors. */
+int cet_sysinfo_read(const char *root, struct cet_sysinfo *si);
+
+/* Overall: the kernel and CPU can run user shadow stacks right now. */
+bool cet_sysinfo_supported(const struct cet_sysinfo *si);
+/* The legacy-ELF policy: "block", "allow", "n/a" or "unknown", and why. */
+const char *cet_sysinfo_legacy_policy(const struct cet_sysinfo *si, const char **why);
+
+/* Parsers exposed for unit tests. */
+void cet_cpuinfo_parse(const char *text, struct cet_sysinfo *si);
+void cet_kconfig_parse(const char *text, struct cet_sysinfo *si);
+void cet_cmdline_parse(const char *text, struct cet_sysinfo *si);
+/* Compare "2.39" style versions: <0, 0, >0. */
+int cet_glibc_version_cmp(const char *a, const char *b);
+/*
+ * Whether smaps "ss" means an x86 shadow stack. Live (root NULL/"/proc"):
+ * uname's machine is x86_64. Recorded tree: decided from its cpuinfo (x86
+ * "flags" line); without one cetctl assumes x86_64 (documented).
+ */
+bool cet_ss_is_x86_shstk(const char *root, char *machine, size_t size);
+
+#endif
