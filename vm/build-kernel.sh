@@ -1,0 +1,186 @@
+#!/bin/bash
+# vm/build-kernel.sh [--bochs] — build the cetctl test kernel (bzImage).
+#
+#   vm/build-kernel.sh           QEMU kernel: linux-source-6.1 + kernel-series/ + vm/kernel.config
+#   vm/build-kernel.sh --bochs   the same tree + vm/bochs/cet-bochs27-quirks.patch (test-only
+#                                Bochs 2.7 workarounds, boot-parameter gated), built
+#                                incrementally after the QEMU kernel; output bzImage-bochs
+#
+# The LAST line of stdout is the absolute path of the bzImage; progress goes to stderr,
+# the make output to a log file next to the output (its path is printed on failure).
+#
+# Cache (${CETCTL_CACHE:-/root/.cache/cetctl}):
+#   ktree/<pkgver>/linux     one git tree per linux-source package version: commit "base" =
+#                            the extracted tarball; the series is re-applied with `git am`
+#                            only when kernel-series/ changed (so rebuilds stay incremental)
+#   kernel/<key>/bzImage     key = sha256(recipe, package version, kernel-series/*, vm/kernel.config)
+#   kernel/<key>/bochs-<bkey>/bzImage-bochs   bkey = sha256(vm/bochs/*)
+# Unchanged inputs → the cached bzImage is reused ("cached").
+# Env: CETCTL_CACHE, CETCTL_JOBS (default nproc), CETCTL_MAKE_TIMEOUT (s, default 5400),
+#      CCACHE_DIR (default: ccache's own default, shared with other kernel builds here).
+set -euo pipefail
+
+die() { echo "build-kernel: ERROR: $*" >&2; exit 1; }
+say() { echo "build-kernel: $*" >&2; }
+
+variant=qemu
+case "${1:-}" in
+  --bochs) variant=bochs ;;
+  "") ;;
+  -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+  *) die "unknown argument '$1' (usage: vm/build-kernel.sh [--bochs])" ;;
+esac
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${CETCTL_CACHE:-/root/.cache/cetctl}
+JOBS=${CETCTL_JOBS:-$(nproc)}
+MAKE_TMO=${CETCTL_MAKE_TIMEOUT:-5400}
+SERIES_DIR=$REPO/kernel-series
+FRAG=$REPO/vm/kernel.config
+BOCHS_DIR=$REPO/vm/bochs
+BOCHS_PATCH=$BOCHS_DIR/cet-bochs27-quirks.patch
+TARBALL=/usr/src/linux-source-6.1.tar.xz
+
+for t in git make gcc ccache flex bison bc xz sha256sum flock timeout; do
+  command -v "$t" >/dev/null || die "'$t' not found — run vm/install-deps.sh"
+done
+
+pkgver=$(dpkg-query -W -f='${db:Status-Status} ${Version}' linux-source-6.1 2>/dev/null || true)
+[[ "$pkgver" == installed\ * ]] || die "package linux-source-6.1 is not installed (run vm/install-deps.sh)"
+pkgver=${pkgver#installed }
+[[ -f $TARBALL ]] || die "$TARBALL missing although linux-source-6.1 $pkgver is installed"
+say "found linux-source-6.1 package version $pkgver ($TARBALL)"
+[[ -f $FRAG ]] || die "config fragment $FRAG missing"
+
+# Patches listed in kernel-series/series (quilt style: one file name per line, # comments).
+patches=()
+if [[ -f $SERIES_DIR/series ]]; then
+  while IFS= read -r l; do
+    l=${l%%#*}; l=$(echo "$l" | awk '{print $1}')
+    [[ -n $l ]] || continue
+    [[ -f $SERIES_DIR/$l ]] || die "kernel-series/series lists '$l' but kernel-series/$l does not exist"
+    patches+=("$l")
+  done < "$SERIES_DIR/series"
+fi
+
+# hash of a set of files: names + contents, order-independent of the filesystem
+hash_files() { # dir...
+  local d
+  for d in "$@"; do
+    [[ -d $d ]] || continue
+    (cd "$d" && find . -type f ! -name '*~' -print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
+  done | sha256sum | cut -c1-16
+}
+series_hash=$(hash_files "$SERIES_DIR")
+RECIPE=2   # bump when this script changes how a kernel is built (invalidates the cache)
+key=$( { echo "recipe $RECIPE"; echo "$pkgver"; echo "$series_hash"; sha256sum < "$FRAG"; } | sha256sum | cut -c1-16)
+outdir=$CACHE/kernel/$key
+if [[ $variant == bochs ]]; then
+  [[ -f $BOCHS_PATCH ]] || die "$BOCHS_PATCH missing"
+  bkey=$(hash_files "$BOCHS_DIR")
+  outdir=$outdir/bochs-$bkey
+  out=$outdir/bzImage-bochs
+else
+  out=$outdir/bzImage
+fi
+say "inputs: ${#patches[@]} series patch(es), series=$series_hash key=$key variant=$variant"
+
+if [[ -s $out ]]; then
+  say "cached: $out"
+  echo "$out"
+  exit 0
+fi
+
+mkdir -p "$CACHE/ktree" "$outdir"
+tree_root=$CACHE/ktree/$pkgver
+tree=$tree_root/linux
+log=$outdir/build.log
+: > "$log"
+
+# One build per tree at a time (other callers wait up to 2 h).
+exec 9>"$CACHE/ktree/$pkgver.lock"
+flock -w 7200 9 || die "timed out waiting for the kernel tree lock $CACHE/ktree/$pkgver.lock"
+
+# re-check after waiting: someone else may have built it meanwhile
+if [[ -s $out ]]; then say "cached: $out"; echo "$out"; exit 0; fi
+
+G() { git -C "$tree" -c user.name=cetctl-build -c user.email=cetctl-build@localhost \
+          -c core.autocrlf=false -c gc.auto=0 "$@"; }
+
+if ! G rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
+  say "extracting $TARBALL into $tree_root (one time per package version)"
+  rm -rf "$tree_root"; mkdir -p "$tree_root"
+  tmp=$tree_root/.extract
+  mkdir -p "$tmp"
+  timeout 1800 tar -xJf "$TARBALL" -C "$tmp" || die "extracting $TARBALL failed"
+  mv "$tmp/linux-source-6.1" "$tree"; rmdir "$tmp"
+  say "creating base commit (git init + add, takes a minute)"
+  G init -q
+  G add -A -f >/dev/null   # -f: Debian's top-level .gitignore ignores "/*"
+  G commit -q -m "linux-source-6.1 $pkgver (Debian)" >/dev/null
+  G tag base
+  rm -f "$tree/.cetctl-series"
+fi
+
+applied=$(cat "$tree/.cetctl-series" 2>/dev/null || true)
+if [[ $applied != "$series_hash" ]] || ! G rev-parse -q --verify HEAD >/dev/null; then
+  say "applying kernel-series (${#patches[@]} patches) on base"
+  rm -f "$tree/.cetctl-series"
+  G am --abort >/dev/null 2>&1 || true
+  G reset -q --hard base
+  G clean -fdq
+  for p in "${patches[@]}"; do
+    if ! G am -q --whitespace=nowarn "$SERIES_DIR/$p" >>"$log" 2>&1; then
+      echo "---- git am output ----" >&2; tail -n 25 "$log" >&2
+      G am --abort >/dev/null 2>&1 || true
+      G reset -q --hard base
+      die "patch kernel-series/$p does NOT apply on linux-source-6.1 $pkgver"
+    fi
+    say "  applied $p"
+  done
+  echo "$series_hash" > "$tree/.cetctl-series"
+else
+  # same series; drop any uncommitted change (e.g. the Bochs patch), touching only those files
+  G reset -q --hard HEAD
+  G clean -fdq
+fi
+
+if [[ $variant == bochs ]]; then
+  say "applying vm/bochs/$(basename "$BOCHS_PATCH") (Bochs test build only)"
+  if ! G apply --whitespace=nowarn "$BOCHS_PATCH" >>"$log" 2>&1; then
+    tail -n 20 "$log" >&2
+    die "vm/bochs/$(basename "$BOCHS_PATCH") does not apply on top of kernel-series"
+  fi
+fi
+
+# keep our marker file out of git status / git clean
+grep -qxF '/.cetctl-series' "$tree/.git/info/exclude" 2>/dev/null || echo '/.cetctl-series' >> "$tree/.git/info/exclude"
+
+export KBUILD_BUILD_USER=cetctl KBUILD_BUILD_HOST=cetctl-build KBUILD_BUILD_TIMESTAMP="@0"
+M() { timeout "$MAKE_TMO" make -C "$tree" -j"$JOBS" CC="ccache gcc" LOCALVERSION= "$@" >>"$log" 2>&1; }
+
+say "configuring (allnoconfig + vm/kernel.config)"
+M KCONFIG_ALLCONFIG="$FRAG" allnoconfig || { tail -n 30 "$log" >&2; die "configuration failed (log: $log)"; }
+
+# Did every =y of the fragment survive Kconfig's dependency resolution?
+missing=()
+while IFS= read -r opt; do
+  grep -qx "${opt}=y" "$tree/.config" || missing+=("$opt")
+done < <(sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=y[[:space:]]*$/\1/p' "$FRAG")
+if ((${#missing[@]})); then
+  say "WARNING: ${#missing[@]} option(s) set =y in vm/kernel.config are NOT =y in .config (missing dependency or not in this tree): ${missing[*]}"
+fi
+
+say "building bzImage (make -j$JOBS, CC='ccache gcc', log $log)"
+t0=$(date +%s)
+if ! M bzImage; then
+  grep -E 'error|Error' "$log" | tail -n 20 >&2 || true
+  die "kernel build failed after $(( $(date +%s) - t0 )) s (full log: $log)"
+fi
+say "build took $(( $(date +%s) - t0 )) s"
+
+cp "$tree/arch/x86/boot/bzImage" "$out.tmp"
+cp "$tree/.config" "$outdir/config${variant/qemu/}"
+mv "$out.tmp" "$out"
+say "kernel $(cat "$tree/include/config/kernel.release" 2>/dev/null || echo '?') → $out"
+echo "$out"

@@ -1,0 +1,166 @@
+#!/bin/bash
+# vm/mkinitramfs.sh [BUILD_DIR] — build the guest initramfs (gzip'd newc cpio).
+#
+#   BUILD_DIR  the cetctl CMake build dir (default: <repo>/build). Whatever exists is
+#              copied: cetctl, libcetctl-preload.so, tests/guest-helpers/*.
+#
+# The LAST line of stdout is the absolute path of the initramfs. Progress → stderr.
+# Contents: host Debian binaries (bash, bats, coreutils, grep, sed, gawk, findutils,
+# util-linux bits, procps, dash, perl-base, busybox-static as fallback applets) with
+# their shared libraries and loader (found with ldd), vm/guest-init as /init, and
+#   /usr/bin/cetctl                         (if built)
+#   /usr/lib/cetctl/libcetctl-preload.so    (if built)
+#   /usr/libexec/cetctl/helpers/*           (build/tests/guest-helpers/*, on PATH in the guest)
+#   /tests/*.bats, /tests/lib/              (tests/guest/)
+#   /usr/bin/cetctl-expect                  (vm/guest-expect: declare expected kernel lines)
+# Reproducible: files sorted, mtimes fixed to 0, owner root, gzip -n.
+# Cached by content in ${CETCTL_CACHE:-/root/.cache/cetctl}/initramfs/<sha>.cpio.gz
+# ("cached" when the same content was built before).
+set -euo pipefail
+
+die() { echo "mkinitramfs: ERROR: $*" >&2; exit 1; }
+say() { echo "mkinitramfs: $*" >&2; }
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+case "${1:-}" in -h|--help) sed -n '2,18p' "$0"; exit 0 ;; esac
+BUILD=${1:-$REPO/build}
+[[ $# -le 1 ]] || die "usage: vm/mkinitramfs.sh [BUILD_DIR]"
+CACHE=${CETCTL_CACHE:-/root/.cache/cetctl}
+OUTDIR=$CACHE/initramfs
+mkdir -p "$OUTDIR"
+for t in cpio gzip ldd sha256sum; do command -v $t >/dev/null || die "'$t' missing — run vm/install-deps.sh"; done
+[[ -x /bin/busybox ]] || die "/bin/busybox missing (package busybox-static) — run vm/install-deps.sh"
+command -v bats >/dev/null || die "bats missing — run vm/install-deps.sh"
+
+ST=$(mktemp -d "$OUTDIR/stage.XXXXXX")
+trap 'rm -rf "$ST"' EXIT
+
+# merged-/usr layout
+mkdir -p "$ST"/{usr/bin,usr/lib,usr/lib64,usr/libexec,proc,sys,dev,tmp,run,root,etc,tests,var/tmp}
+ln -s usr/bin "$ST/bin"; ln -s usr/bin "$ST/sbin"; ln -s bin "$ST/usr/sbin"
+ln -s usr/lib "$ST/lib"; ln -s usr/lib64 "$ST/lib64"
+
+declare -A DONE=()
+# copy a file (resolving symlinks) to the same path inside the stage
+put_path() { # src [dest-path-in-image]
+  local src=$1 dst=${2:-$1}
+  [[ -n ${DONE[$dst]:-} ]] && return 0
+  DONE[$dst]=1
+  mkdir -p "$ST$(dirname "$dst")"
+  cp -L "$src" "$ST$dst"
+}
+# the shared libraries (and loader) an ELF file needs, at their ldd path
+put_libs() { # elf
+  local l
+  # lines: "libx.so => /path (0x..)" or "/lib64/ld-linux-x86-64.so.2 (0x..)"
+  while read -r l; do
+    [[ -n $l ]] && put_path "$l"
+  done < <(ldd "$1" 2>/dev/null | sed -n -e 's/.*=> \(\/[^ ]*\) .*/\1/p' -e 's/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p')
+}
+# a program by name (or absolute path) into /usr/bin
+put_bin() { # name [dest-name]
+  local p
+  p=$(command -v "$1" 2>/dev/null) || { say "note: '$1' not on this host, skipped"; return 0; }
+  [[ $p == /* ]] || return 0   # shell builtin
+  put_path "$p" "/usr/bin/${2:-$(basename "$1")}"
+  chmod 0755 "$ST/usr/bin/${2:-$(basename "$1")}"
+  put_libs "$p"
+}
+
+say "copying host programs"
+# busybox first: applets as fallbacks; the real programs below overwrite the links
+cp /bin/busybox "$ST/usr/bin/busybox"
+for a in $(/bin/busybox --list); do
+  [[ $a == busybox ]] || ln -sf busybox "$ST/usr/bin/$a"
+done
+put_bin bash; put_bin dash; ln -sf dash "$ST/usr/bin/sh"
+# coreutils (all of them)
+while read -r f; do
+  case $f in */bin/*|*/sbin/*) [[ -f $f && -x $f ]] && { rm -f "$ST/usr/bin/$(basename "$f")"; put_bin "$f"; } ;; esac
+done < <(dpkg -L coreutils findutils grep sed procps 2>/dev/null | sort -u)
+for b in gawk mawk awk perl mount umount dmesg setsid flock taskset nsenter unshare \
+         findmnt lsblk getopt kill mountpoint prlimit script timeout gzip cpio env xargs \
+         strace readelf; do
+  [[ -f $ST/usr/bin/$b && ! -L $ST/usr/bin/$b ]] && continue   # already copied
+  rm -f "$ST/usr/bin/$b"; put_bin "$b"
+  [[ -e $ST/usr/bin/$b ]] || { [[ -n $(/bin/busybox --list | grep -x "$b") ]] && ln -sf busybox "$ST/usr/bin/$b"; } || true
+done
+[[ -e $ST/usr/bin/awk ]] || ln -sf gawk "$ST/usr/bin/awk"
+
+# perl-base modules (perl -e needs strict/warnings etc.)
+if [[ -x $ST/usr/bin/perl ]]; then
+  for d in /usr/lib/x86_64-linux-gnu/perl-base /usr/share/perl5; do
+    [[ -d $d ]] && { mkdir -p "$ST$d"; cp -a "$d/." "$ST$d/"; } || true
+  done
+  # perl-base's @INC includes versioned dirs that are symlinks into perl-base
+  for d in /usr/lib/x86_64-linux-gnu/perl/5.* /usr/lib/x86_64-linux-gnu/perl5/5.*; do
+    [[ -L $d ]] && { mkdir -p "$ST$(dirname "$d")"; cp -a "$d" "$ST$d"; } || true
+  done
+fi
+
+# bats: /usr/bin/bats is a wrapper that finds /usr/lib/bats-core and /usr/libexec/bats-core
+say "copying bats"
+put_path "$(readlink -f "$(command -v bats)")" /usr/bin/bats
+chmod 0755 "$ST/usr/bin/bats"
+for d in /usr/lib/bats-core /usr/libexec/bats-core /usr/lib/bats; do
+  [[ -d $d ]] && { mkdir -p "$ST$d"; cp -a "$d/." "$ST$d/"; } || true
+done
+[[ -d $ST/usr/libexec/bats-core ]] || die "bats libexec dir not found on the host"
+
+# minimal /etc
+printf 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n' > "$ST/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' > "$ST/etc/group"
+printf 'cetguest\n' > "$ST/etc/hostname"
+: > "$ST/etc/fstab"
+
+# the guest /init
+install -m 0755 "$REPO/vm/guest-init" "$ST/init"
+install -m 0755 "$REPO/vm/guest-expect" "$ST/usr/bin/cetctl-expect"
+
+# cetctl and its test helpers
+say "copying cetctl artifacts from $BUILD"
+if [[ -x $BUILD/cetctl ]]; then
+  put_path "$BUILD/cetctl" /usr/bin/cetctl; chmod 0755 "$ST/usr/bin/cetctl"; put_libs "$BUILD/cetctl"
+else
+  say "note: $BUILD/cetctl not built — image has no cetctl"
+fi
+for so in "$BUILD"/libcetctl-preload.so "$BUILD"/src/preload/libcetctl-preload.so; do
+  if [[ -f $so ]]; then put_path "$so" /usr/lib/cetctl/libcetctl-preload.so; put_libs "$so"; break; fi
+done
+if [[ -d $BUILD/tests/guest-helpers ]]; then
+  mkdir -p "$ST/usr/libexec/cetctl/helpers"
+  for h in "$BUILD"/tests/guest-helpers/*; do
+    [[ -f $h ]] || continue
+    case $h in *.o|*.cmake|*/Makefile|*/CMakeFiles) continue ;; esac
+    cp -L "$h" "$ST/usr/libexec/cetctl/helpers/"
+    [[ -x $h ]] && put_libs "$h"
+  done
+fi
+
+# the suites
+nb=0
+for f in "$REPO"/tests/guest/*.bats; do
+  [[ -f $f ]] || continue
+  cp "$f" "$ST/tests/"; nb=$((nb + 1))
+done
+[[ -d $REPO/tests/guest/lib ]] && cp -a "$REPO/tests/guest/lib" "$ST/tests/lib"
+[[ -d $REPO/tests/guest/fixtures ]] && cp -a "$REPO/tests/guest/fixtures" "$ST/tests/fixtures"
+((nb > 0)) || say "WARNING: no tests/guest/*.bats found"
+
+# reproducible archive
+say "packing ($nb suites)"
+find "$ST" -exec touch -h -d @0 {} +
+chmod 0755 "$ST"
+key=$(cd "$ST" && find . -print0 | LC_ALL=C sort -z |
+      xargs -0 stat -c '%n %f %s' | sha256sum | cut -c1-8)$(cd "$ST" &&
+      find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
+out=$OUTDIR/initramfs-$key.cpio.gz
+if [[ -s $out ]]; then
+  say "cached: $out"
+  echo "$out"; exit 0
+fi
+(cd "$ST" && find . ! -path . -print0 | LC_ALL=C sort -z |
+   cpio --null -o -H newc --owner=0:0 --reproducible --quiet) | gzip -n -6 > "$out.tmp"
+mv "$out.tmp" "$out"
+say "built $out ($(du -h "$out" | cut -f1), $(find "$ST" | wc -l) entries)"
+echo "$out"
