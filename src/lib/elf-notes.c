@@ -1,0 +1,701 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ELF x86 CET property notes: parse them, and judge them the way glibc's
+ * loader (sysdeps/x86 _dl_process_property_note) and our kernel series
+ * (binfmt_elf parse_elf_properties + seed 011) do. The rules are the
+ * loaders', the code is ours; every read is bounds-checked because the
+ * input is untrusted.
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf-notes.h"
+
+/* Note segments larger than this are not property notes worth reading. */
+#define NOTE_READ_MAX		(1U << 20)
+/* binfmt_elf reads at most this much of PT_GNU_PROPERTY (NOTE_DATA_SZ). */
+#define KERNEL_NOTE_MAX		1024U
+#define DYNAMIC_READ_MAX	(1U << 20)
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+static void set_problem(struct elf_prop_note *n, enum elf_prop_problem p)
+{
+	if (n->problem == ELF_PROP_OK)
+		n->problem = p;
+}
+
+/*
+ * Decode the property array of the first note. @judge is true while glibc
+ * still looks at the properties: it stops after ISA_1_NEEDED or at the
+ * first type above it, so what follows cannot make it drop the note.
+ */
+static void parse_properties(const unsigned char *desc, uint64_t dlen,
+			     uint64_t word, struct elf_prop_note *n)
+{
+	uint64_t p = 0;
+	uint32_t last = 0;
+	bool judge = true;
+
+	while (dlen - p >= 8) {
+		uint32_t type = le32(desc + p);
+		uint32_t datasz = le32(desc + p + 4);
+
+		if (judge && type < last)
+			set_problem(n, ELF_PROP_UNORDERED);
+		p += 8;
+		if ((uint64_t)datasz > dlen - p) {
+			if (judge)
+				set_problem(n, ELF_PROP_OVERRUN);
+			return;
+		}
+		last = type;
+		switch (type) {
+		case CET_GNU_PROPERTY_X86_FEATURE_1_AND:
+		case CET_GNU_PROPERTY_X86_ISA_1_NEEDED:
+			if (datasz != 4) {
+				if (judge)
+					set_problem(n, ELF_PROP_BAD_DATASZ);
+				break;
+			}
+			if (type == CET_GNU_PROPERTY_X86_FEATURE_1_AND) {
+				n->feature_1_and = le32(desc + p);
+				n->present |= ELF_PROP_HAVE_FEATURE_1_AND;
+				if (judge)
+					n->loader_feature_1_and = n->feature_1_and;
+			} else {
+				n->isa_1_needed = le32(desc + p);
+				n->present |= ELF_PROP_HAVE_ISA_1_NEEDED;
+				judge = false;
+			}
+			break;
+		case CET_GNU_PROPERTY_X86_ISA_1_USED:
+		case CET_GNU_PROPERTY_X86_FEATURE_2_USED:
+			if (datasz == 4) {
+				if (type == CET_GNU_PROPERTY_X86_ISA_1_USED) {
+					n->isa_1_used = le32(desc + p);
+					n->present |= ELF_PROP_HAVE_ISA_1_USED;
+				} else {
+					n->feature_2_used = le32(desc + p);
+					n->present |= ELF_PROP_HAVE_FEATURE_2_USED;
+				}
+			}
+			break;
+		default:
+			break;
+		}
+		if (type > CET_GNU_PROPERTY_X86_ISA_1_NEEDED)
+			judge = false;
+		p += align_up(datasz, word);
+		if (p > dlen)
+			return;
+	}
+}
+
+int elf_prop_parse(const void *buf, size_t size, uint64_t align, bool elf64,
+		   struct elf_prop_note *out)
+{
+	const unsigned char *b = buf;
+	uint64_t word = elf64 ? 8 : 4;
+	/* How to step from note to note: readelf and glibc use the segment
+	 * alignment when it is 8, else 4. */
+	uint64_t step = align == 8 ? 8 : 4;
+	uint64_t off = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (align != word)
+		out->problem = ELF_PROP_BAD_ALIGN;
+
+	while (off + 12 < size) {
+		uint32_t namesz = le32(b + off);
+		uint32_t descsz = le32(b + off + 4);
+		uint32_t type = le32(b + off + 8);
+		uint64_t desc_off = off + align_up(12 + (uint64_t)namesz, step);
+		uint64_t next = align_up(desc_off + descsz, step);
+
+		if (namesz == 4 && type == ELF_CET_NT_GNU_PROPERTY_TYPE_0 &&
+		    off + 16 <= size && memcmp(b + off + 12, "GNU", 4) == 0) {
+			if (++out->nnotes > 1) {
+				set_problem(out, ELF_PROP_DUPLICATE);
+				break;
+			}
+			out->found = true;
+			if (descsz < 8)
+				set_problem(out, ELF_PROP_SHORT_DESC);
+			else if (descsz % word)
+				set_problem(out, ELF_PROP_DESC_NOT_WORD);
+			if (desc_off + descsz > size)
+				set_problem(out, ELF_PROP_TRUNCATED);
+			if (desc_off <= size)
+				parse_properties(b + desc_off,
+						 desc_off + descsz > size ?
+						 size - desc_off : descsz,
+						 word, out);
+		}
+		if (next <= off || next > size)
+			break;
+		off = next;
+	}
+	if (!out->found && out->problem == ELF_PROP_BAD_ALIGN)
+		out->problem = ELF_PROP_OK;	/* nothing to ignore */
+	return 0;
+}
+
+int elf_prop_kernel_parse(const void *buf, size_t size, bool elf64,
+			  uint32_t *feature_1_and)
+{
+	const unsigned char *b = buf;
+	uint64_t a = elf64 ? 8 : 4;
+	uint64_t off, end;
+	uint32_t descsz, prev = 0;
+	bool have_prev = false;
+
+	*feature_1_and = 0;
+	if (size > KERNEL_NOTE_MAX)
+		return -ENOEXEC;
+	if (size < 12 + 4)
+		return -EIO;
+	if (le32(b + 8) != ELF_CET_NT_GNU_PROPERTY_TYPE_0 || le32(b) != 4 ||
+	    memcmp(b + 12, "GNU", 4) != 0)
+		return -ENOEXEC;
+	off = align_up(12 + 4, a);
+	if (off > size)
+		return -ENOEXEC;
+	descsz = le32(b + 4);
+	if (descsz > size - off)
+		return -ENOEXEC;
+	end = off + descsz;
+
+	while (off != end) {
+		uint32_t type, datasz;
+		uint64_t rem, stp;
+
+		if (off > end || off % a)
+			return -EIO;
+		rem = end - off;
+		if (rem < 8)
+			return -ENOEXEC;
+		type = le32(b + off);
+		datasz = le32(b + off + 4);
+		off += 8;
+		rem -= 8;
+		if (datasz > rem)
+			return -ENOEXEC;
+		stp = align_up(datasz, a);
+		if (stp > rem)
+			return -ENOEXEC;
+		if (have_prev && type <= prev)
+			return -ENOEXEC;
+		prev = type;
+		have_prev = true;
+		if (type == CET_GNU_PROPERTY_X86_FEATURE_1_AND) {
+			if (datasz != 4)
+				return -ENOEXEC;
+			*feature_1_and = le32(b + off);
+		}
+		off += stp;
+	}
+	return 0;
+}
+
+/* ---- reading files ---------------------------------------------------- */
+
+struct elf_src {
+	int fd;				/* or -1 */
+	const unsigned char *mem;	/* when fd < 0 */
+	uint64_t size;
+};
+
+/* Read exactly @len bytes at @off; -EBADMSG when past the end. */
+static int src_read(const struct elf_src *s, void *buf, uint64_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	if (off > s->size || len > s->size - off)
+		return ELF_CET_ECORRUPT;
+	if (s->fd < 0) {
+		memcpy(buf, s->mem + off, len);
+		return 0;
+	}
+	while (done < len) {
+		ssize_t r = pread(s->fd, (char *)buf + done, len - done,
+				  (off_t)(off + done));
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return ELF_CET_ECORRUPT;	/* shrank under us */
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/* Read a segment's file contents, at most @max bytes, into a new buffer. */
+static int src_read_alloc(const struct elf_src *s, uint64_t off, uint64_t len,
+			  uint64_t max, unsigned char **out, size_t *outlen)
+{
+	unsigned char *buf;
+	int rc;
+
+	*out = NULL;
+	*outlen = 0;
+	if (len > max)
+		len = max;
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	rc = src_read(s, buf, len, off);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+static int judge_segment(const struct elf_src *s, const GElf_Phdr *ph, bool elf64,
+			 struct elf_prop_note *n)
+{
+	unsigned char *buf;
+	size_t len;
+	int rc;
+
+	rc = src_read_alloc(s, ph->p_offset, ph->p_filesz, NOTE_READ_MAX, &buf, &len);
+	if (rc)
+		return rc;
+	elf_prop_parse(buf, len, ph->p_align, elf64, n);
+	free(buf);
+	return 0;
+}
+
+static bool is_df1_pie(const struct elf_src *s, Elf *e, size_t phnum, bool elf64)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		unsigned char *buf;
+		size_t len, ent = elf64 ? 16 : 8;
+		bool pie = false;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_DYNAMIC)
+			continue;
+		if (src_read_alloc(s, ph.p_offset, ph.p_filesz, DYNAMIC_READ_MAX,
+				   &buf, &len))
+			return false;
+		for (size_t o = 0; o + ent <= len; o += ent) {
+			uint64_t tag, val;
+
+			if (elf64) {
+				tag = le32(buf + o) | (uint64_t)le32(buf + o + 4) << 32;
+				val = le32(buf + o + 8) | (uint64_t)le32(buf + o + 12) << 32;
+			} else {
+				tag = le32(buf + o);
+				val = le32(buf + o + 4);
+			}
+			if (tag == DT_NULL)
+				break;
+			if (tag == DT_FLAGS_1 && (val & DF_1_PIE))
+				pie = true;
+		}
+		free(buf);
+		return pie;
+	}
+	return false;
+}
+
+static int read_sections(const struct elf_src *s, Elf *e, bool elf64,
+			 struct elf_cet_info *info)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return ELF_CET_ECORRUPT;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		struct elf_prop_note n;
+		unsigned char *buf;
+		size_t len;
+		const char *name;
+		int rc;
+
+		if (!gelf_getshdr(scn, &sh))
+			return ELF_CET_ECORRUPT;
+		if (sh.sh_type != SHT_NOTE)
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".note.gnu.property") != 0)
+			continue;
+		rc = src_read_alloc(s, sh.sh_offset, sh.sh_size, NOTE_READ_MAX, &buf, &len);
+		if (rc)
+			return rc;
+		elf_prop_parse(buf, len, sh.sh_addralign, elf64, &n);
+		free(buf);
+		if (n.found) {
+			info->source = ELF_NOTE_SRC_SECTION;
+			info->note = n;
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The loader walks the program headers backwards; the first PT_NOTE or
+ * PT_GNU_PROPERTY with the right alignment decides (even when it holds no
+ * property note), the others are skipped. Static executables only look at
+ * PT_GNU_PROPERTY.
+ */
+static int read_segments(const struct elf_src *s, Elf *e, size_t phnum, bool elf64,
+			 bool is_static, struct elf_cet_info *info)
+{
+	bool decided = false;
+	int rc;
+
+	for (size_t i = phnum; i-- > 0;) {
+		GElf_Phdr ph;
+		struct elf_prop_note n;
+
+		if (!gelf_getphdr(e, (int)i, &ph))
+			return ELF_CET_ECORRUPT;
+		if (ph.p_type != PT_GNU_PROPERTY && (ph.p_type != PT_NOTE || is_static))
+			continue;
+		if (decided)
+			continue;
+		rc = judge_segment(s, &ph, elf64, &n);
+		if (rc)
+			return rc;
+		if (n.found && n.problem == ELF_PROP_BAD_ALIGN) {
+			/* skipped by the loader; show it unless a better one comes */
+			if (!info->note.found) {
+				info->note = n;
+				info->source = ph.p_type == PT_NOTE ?
+					ELF_NOTE_SRC_PT_NOTE : ELF_NOTE_SRC_GNU_PROPERTY;
+			}
+			continue;
+		}
+		if (n.problem == ELF_PROP_BAD_ALIGN)
+			continue;
+		decided = true;
+		if (n.found) {
+			info->note = n;
+			info->source = ph.p_type == PT_NOTE ?
+				ELF_NOTE_SRC_PT_NOTE : ELF_NOTE_SRC_GNU_PROPERTY;
+		}
+	}
+
+	if (is_static && !info->note.found) {
+		/* A property note the static start-up code never looks at. */
+		for (size_t i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+			struct elf_prop_note n;
+
+			if (!gelf_getphdr(e, (int)i, &ph))
+				return ELF_CET_ECORRUPT;
+			if (ph.p_type != PT_NOTE)
+				continue;
+			rc = judge_segment(s, &ph, elf64, &n);
+			if (rc)
+				return rc;
+			if (n.found) {
+				n.problem = ELF_PROP_NOT_IN_GNU_PROPERTY;
+				info->note = n;
+				info->source = ELF_NOTE_SRC_PT_NOTE;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+static int judge_kernel(const struct elf_src *s, Elf *e, size_t phnum, bool elf64,
+			struct elf_cet_info *info)
+{
+	bool x86_64 = info->machine == EM_X86_64 && elf64;
+
+	if (!info->x86 || (info->type != ET_EXEC && info->type != ET_DYN)) {
+		info->kernel = ELF_KERNEL_NA;
+		return 0;
+	}
+	info->kernel = x86_64 ? ELF_KERNEL_ALLOWS : ELF_KERNEL_NO_SHSTK;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		unsigned char *buf;
+		size_t len;
+		uint32_t f1;
+		int rc;
+
+		if (!gelf_getphdr(e, (int)i, &ph))
+			return ELF_CET_ECORRUPT;
+		if (ph.p_type != PT_GNU_PROPERTY)
+			continue;
+		if (ph.p_filesz > KERNEL_NOTE_MAX) {
+			info->kernel = ELF_KERNEL_ENOEXEC;
+			info->kernel_err = -ENOEXEC;
+			return 0;
+		}
+		rc = src_read_alloc(s, ph.p_offset, ph.p_filesz, KERNEL_NOTE_MAX, &buf, &len);
+		if (rc)
+			return rc;
+		rc = elf_prop_kernel_parse(buf, len, elf64, &f1);
+		free(buf);
+		if (rc) {
+			info->kernel = ELF_KERNEL_ENOEXEC;
+			info->kernel_err = rc;
+		} else if (x86_64 && (f1 & (CET_X86_FEATURE_1_IBT | CET_X86_FEATURE_1_SHSTK))) {
+			info->kernel = ELF_KERNEL_BLOCKS;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+static int elf_cet_read(const struct elf_src *s, Elf *e, struct elf_cet_info *info)
+{
+	GElf_Ehdr eh;
+	size_t phnum = 0;
+	bool elf64, is_static;
+	int rc;
+
+	if (elf_kind(e) != ELF_K_ELF)
+		return ELF_CET_ENOTELF;
+	if (!gelf_getehdr(e, &eh))
+		return ELF_CET_ECORRUPT;
+	info->elfclass = eh.e_ident[EI_CLASS];
+	elf64 = info->elfclass == ELFCLASS64;
+	info->machine = eh.e_machine;
+	info->type = eh.e_type;
+	info->x86 = eh.e_ident[EI_DATA] == ELFDATA2LSB &&
+		    (eh.e_machine == EM_X86_64 || eh.e_machine == EM_386);
+	if (elf_getphdrnum(e, &phnum) != 0)
+		return ELF_CET_ECORRUPT;
+	/* libelf quietly clamps a table that does not fit in the file. */
+	if (eh.e_phnum != PN_XNUM && phnum != eh.e_phnum)
+		return ELF_CET_ECORRUPT;
+	if (phnum && (eh.e_phoff > s->size ||
+		      phnum * (uint64_t)(elf64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) >
+		      s->size - eh.e_phoff))
+		return ELF_CET_ECORRUPT;
+
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph))
+			return ELF_CET_ECORRUPT;
+		if (ph.p_type == PT_INTERP)
+			info->has_interp = true;
+		else if (ph.p_type == PT_GNU_PROPERTY)
+			info->has_gnu_property = true;
+	}
+
+	switch (eh.e_type) {
+	case ET_EXEC:
+		info->kind = info->has_interp ? ELF_KIND_EXEC : ELF_KIND_STATIC;
+		break;
+	case ET_DYN:
+		if (info->has_interp)
+			info->kind = ELF_KIND_PIE;
+		else if (is_df1_pie(s, e, phnum, elf64))
+			info->kind = ELF_KIND_STATIC_PIE;
+		else
+			info->kind = ELF_KIND_DYN;
+		break;
+	case ET_REL:
+		info->kind = ELF_KIND_REL;
+		break;
+	default:
+		info->kind = ELF_KIND_OTHER;
+		break;
+	}
+	is_static = info->kind == ELF_KIND_STATIC || info->kind == ELF_KIND_STATIC_PIE;
+
+	if (!info->x86 && eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		return 0;	/* big endian: no x86 properties to read */
+
+	if (info->kind == ELF_KIND_REL)
+		rc = read_sections(s, e, elf64, info);
+	else
+		rc = read_segments(s, e, phnum, elf64, is_static, info);
+	if (rc)
+		return rc;
+
+	info->loader_ok = !info->note.found || info->note.problem == ELF_PROP_OK;
+	if (info->note.found && info->note.problem == ELF_PROP_OK)
+		info->loader_feature_1_and = info->note.loader_feature_1_and;
+	return judge_kernel(s, e, phnum, elf64, info);
+}
+
+static int check_ident(const struct elf_src *s)
+{
+	unsigned char id[EI_NIDENT];
+	int rc;
+
+	if (s->size < EI_NIDENT)
+		return s->size >= SELFMAG ? ELF_CET_ECORRUPT : ELF_CET_ENOTELF;
+	rc = src_read(s, id, EI_NIDENT, 0);
+	if (rc)
+		return rc;
+	if (memcmp(id, ELFMAG, SELFMAG) != 0)
+		return ELF_CET_ENOTELF;
+	if (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64)
+		return ELF_CET_ECORRUPT;
+	if (id[EI_DATA] != ELFDATA2LSB && id[EI_DATA] != ELFDATA2MSB)
+		return ELF_CET_ECORRUPT;
+	return 0;
+}
+
+static int elf_cet_read_src(const struct elf_src *s, Elf *e, struct elf_cet_info *out)
+{
+	int rc;
+
+	if (!e)
+		return ELF_CET_ECORRUPT;
+	rc = elf_cet_read(s, e, out);
+	elf_end(e);
+	return rc;
+}
+
+int elf_cet_read_fd(int fd, off_t size, struct elf_cet_info *out)
+{
+	struct elf_src s = { .fd = fd, .size = size < 0 ? 0 : (uint64_t)size };
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = check_ident(&s);
+	if (rc)
+		return rc;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	/* ELF_C_READ: libelf reads headers on demand with pread, not the file. */
+	return elf_cet_read_src(&s, elf_begin(fd, ELF_C_READ, NULL), out);
+}
+
+int elf_cet_read_mem(const void *image, size_t size, struct elf_cet_info *out)
+{
+	struct elf_src s = { .fd = -1, .mem = image, .size = size };
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = check_ident(&s);
+	if (rc)
+		return rc;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	return elf_cet_read_src(&s, elf_memory((char *)image, size), out);
+}
+
+/* ---- texts ------------------------------------------------------------ */
+
+const char *elf_prop_problem_str(enum elf_prop_problem p)
+{
+	switch (p) {
+	case ELF_PROP_OK:		return "ok";
+	case ELF_PROP_BAD_ALIGN:	return "bad alignment";
+	case ELF_PROP_SHORT_DESC:	return "descsz < 8";
+	case ELF_PROP_DESC_NOT_WORD:	return "descsz not a multiple of the word size";
+	case ELF_PROP_UNORDERED:	return "properties not in ascending order";
+	case ELF_PROP_OVERRUN:		return "property runs past the note";
+	case ELF_PROP_BAD_DATASZ:	return "pr_datasz != 4";
+	case ELF_PROP_DUPLICATE:	return "more than one property note";
+	case ELF_PROP_NOT_IN_GNU_PROPERTY: return "static executable without PT_GNU_PROPERTY";
+	case ELF_PROP_TRUNCATED:	return "note truncated";
+	}
+	return "?";
+}
+
+const char *elf_note_source_str(enum elf_note_source s)
+{
+	switch (s) {
+	case ELF_NOTE_SRC_NONE:		return "-";
+	case ELF_NOTE_SRC_GNU_PROPERTY:	return "PT_GNU_PROPERTY";
+	case ELF_NOTE_SRC_PT_NOTE:	return "PT_NOTE";
+	case ELF_NOTE_SRC_SECTION:	return ".note.gnu.property";
+	}
+	return "?";
+}
+
+const char *elf_cet_kind_str(enum elf_cet_kind k)
+{
+	switch (k) {
+	case ELF_KIND_EXEC:		return "exec";
+	case ELF_KIND_STATIC:		return "static";
+	case ELF_KIND_PIE:		return "pie";
+	case ELF_KIND_STATIC_PIE:	return "static-pie";
+	case ELF_KIND_DYN:		return "dyn";
+	case ELF_KIND_REL:		return "rel";
+	case ELF_KIND_OTHER:		return "other";
+	}
+	return "?";
+}
+
+const char *elf_cet_arch_str(const struct elf_cet_info *info, char *buf, size_t size)
+{
+	if (info->machine == EM_X86_64)
+		snprintf(buf, size, "%s", info->elfclass == ELFCLASS32 ? "x32" : "x86-64");
+	else if (info->machine == EM_386)
+		snprintf(buf, size, "i386");
+	else
+		snprintf(buf, size, "machine-%u", info->machine);
+	return buf;
+}
+
+static const char *bits_str(uint32_t v, const char *const *names, size_t n,
+			    char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < 32; i++) {
+		char tmp[16];
+		const char *name;
+		int w;
+
+		if (!(v & (1U << i)))
+			continue;
+		if (i < n && names[i]) {
+			name = names[i];
+		} else {
+			snprintf(tmp, sizeof(tmp), "bit%zu", i);
+			name = tmp;
+		}
+		w = snprintf(buf + len, size - len, "%s%s", len ? "," : "", name);
+		if (w < 0 || (size_t)w >= size - len)
+			break;
+		len += (size_t)w;
+	}
+	return buf;
+}
+
+const char *elf_isa_1_str(uint32_t v, char *buf, size_t size)
+{
+	static const char *const names[] = {
+		"x86-64-baseline", "x86-64-v2", "x86-64-v3", "x86-64-v4",
+	};
+	return bits_str(v, names, sizeof(names) / sizeof(names[0]), buf, size);
+}
+
+const char *elf_feature_2_str(uint32_t v, char *buf, size_t size)
+{
+	static const char *const names[] = {
+		"x86", "x87", "mmx", "xmm", "ymm", "zmm", "fxsr", "xsave",
+		"xsaveopt", "xsavec", "tmm", "mask",
+	};
+	return bits_str(v, names, sizeof(names) / sizeof(names[0]), buf, size);
+}

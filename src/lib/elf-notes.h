@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * x86 CET marking of ELF files: the NT_GNU_PROPERTY_TYPE_0 note, what it
+ * says, and what glibc's loader and our kernel series make of it.
+ *
+ * Two views are kept apart on purpose:
+ *  - what is written in the file (the raw property values of the first
+ *    GNU property note found), which is what readelf and checksec show;
+ *  - what the loader accepts, following the rules of glibc's
+ *    _dl_process_property_note(): a note that breaks them is ignored as a
+ *    whole and the object counts as unmarked.
+ * Library code: returns -errno, never prints.
+ */
+#ifndef CETCTL_ELF_NOTES_H
+#define CETCTL_ELF_NOTES_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cet-abi.h"
+
+#define ELF_CET_NT_GNU_PROPERTY_TYPE_0	5
+
+/* ISA_1 bits (ISA_1_NEEDED / ISA_1_USED). */
+#define ELF_CET_ISA_1_BASELINE	(1U << 0)
+#define ELF_CET_ISA_1_V2	(1U << 1)
+#define ELF_CET_ISA_1_V3	(1U << 2)
+#define ELF_CET_ISA_1_V4	(1U << 3)
+
+/* Bits of elf_prop_note.present. */
+#define ELF_PROP_HAVE_FEATURE_1_AND	(1U << 0)
+#define ELF_PROP_HAVE_ISA_1_NEEDED	(1U << 1)
+#define ELF_PROP_HAVE_ISA_1_USED	(1U << 2)
+#define ELF_PROP_HAVE_FEATURE_2_USED	(1U << 3)
+
+/* Why glibc's loader would ignore a GNU property note (0: it would not). */
+enum elf_prop_problem {
+	ELF_PROP_OK = 0,
+	ELF_PROP_BAD_ALIGN,		/* segment/section alignment not 8 (ELF64) / 4 (ELF32) */
+	ELF_PROP_SHORT_DESC,		/* n_descsz < 8 */
+	ELF_PROP_DESC_NOT_WORD,		/* n_descsz not a multiple of the word size */
+	ELF_PROP_UNORDERED,		/* property types not in ascending order */
+	ELF_PROP_OVERRUN,		/* pr_datasz runs past the end of the note */
+	ELF_PROP_BAD_DATASZ,		/* FEATURE_1_AND / ISA_1_NEEDED with pr_datasz != 4 */
+	ELF_PROP_DUPLICATE,		/* more than one GNU property note in the segment */
+	ELF_PROP_NOT_IN_GNU_PROPERTY,	/* static executable: note only in PT_NOTE */
+	ELF_PROP_TRUNCATED,		/* note header or descriptor cut off by the segment/file end */
+};
+
+/* One GNU property note: what is written in it and the loader's verdict. */
+struct elf_prop_note {
+	bool found;		/* a "GNU" NT_GNU_PROPERTY_TYPE_0 note was seen */
+	unsigned int nnotes;	/* how many of them in this segment/section */
+	enum elf_prop_problem problem;
+	uint32_t present;	/* ELF_PROP_HAVE_* seen in the first note */
+	uint32_t feature_1_and;	/* raw values of the first note */
+	uint32_t isa_1_needed;
+	uint32_t isa_1_used;
+	uint32_t feature_2_used;
+	/* FEATURE_1_AND as glibc reads it: it stops looking at the first
+	 * type above ISA_1_NEEDED, so a later FEATURE_1_AND does not count. */
+	uint32_t loader_feature_1_and;
+};
+
+/*
+ * Judge the contents of one note segment or section (@buf, @size bytes,
+ * the alignment @align from p_align/sh_addralign) of an ELF file of class
+ * @elf64 the way glibc's loader does. Values are little endian (x86).
+ * Never reads outside @buf. Fills @out; returns 0.
+ */
+int elf_prop_parse(const void *buf, size_t size, uint64_t align, bool elf64,
+		   struct elf_prop_note *out);
+
+/* The verdict of our kernel series (seed 011 + binfmt_elf) on exec. */
+enum elf_kernel_verdict {
+	ELF_KERNEL_NA = 0,	/* not something the kernel would exec as x86-64 */
+	ELF_KERNEL_ALLOWS,	/* shadow-stack API available */
+	ELF_KERNEL_BLOCKS,	/* marked IBT/SHSTK: API refused (legacy-ELF policy) */
+	ELF_KERNEL_ENOEXEC,	/* malformed PT_GNU_PROPERTY: execve fails */
+	ELF_KERNEL_NO_SHSTK,	/* 32-bit or x32: no shadow stacks at all */
+};
+
+/*
+ * Judge a PT_GNU_PROPERTY segment the way the series' binfmt_elf does
+ * (first note only, at most 1 KiB, strictly ascending types, FEATURE_1_AND
+ * of exactly 4 bytes, else -ENOEXEC). Returns 0 and sets *feature_1_and,
+ * or -ENOEXEC / -EIO like the kernel.
+ */
+int elf_prop_kernel_parse(const void *buf, size_t size, bool elf64,
+			  uint32_t *feature_1_and);
+
+enum elf_note_source {
+	ELF_NOTE_SRC_NONE = 0,
+	ELF_NOTE_SRC_GNU_PROPERTY,	/* PT_GNU_PROPERTY */
+	ELF_NOTE_SRC_PT_NOTE,		/* PT_NOTE */
+	ELF_NOTE_SRC_SECTION,		/* .note.gnu.property section (ET_REL) */
+};
+
+enum elf_cet_kind {
+	ELF_KIND_EXEC,		/* ET_EXEC with an interpreter */
+	ELF_KIND_STATIC,	/* ET_EXEC without an interpreter */
+	ELF_KIND_PIE,		/* ET_DYN with an interpreter */
+	ELF_KIND_STATIC_PIE,	/* ET_DYN, no interpreter, DF_1_PIE */
+	ELF_KIND_DYN,		/* shared object */
+	ELF_KIND_REL,		/* relocatable object (.o) */
+	ELF_KIND_OTHER,		/* core and others */
+};
+
+/* What cetctl knows about one ELF file. */
+struct elf_cet_info {
+	int elfclass;			/* ELFCLASS32 / ELFCLASS64 */
+	unsigned int machine;		/* e_machine */
+	unsigned int type;		/* e_type */
+	enum elf_cet_kind kind;
+	bool x86;			/* EM_X86_64 or EM_386, little endian */
+	bool has_interp;
+	bool has_gnu_property;		/* a PT_GNU_PROPERTY header exists */
+
+	/* The note as the loader consults it (or the first one found). */
+	enum elf_note_source source;
+	struct elf_prop_note note;
+
+	/* The loader's view: marking in effect (0 when ignored/absent). */
+	bool loader_ok;			/* note accepted (or no note at all) */
+	uint32_t loader_feature_1_and;
+
+	enum elf_kernel_verdict kernel;
+	int kernel_err;			/* -ENOEXEC/-EIO for ELF_KERNEL_ENOEXEC */
+};
+
+/* Errors beyond -errno for "this is not (a valid) ELF file". */
+#define ELF_CET_ENOTELF		(-ENOEXEC)	/* no ELF magic */
+#define ELF_CET_ECORRUPT	(-EBADMSG)	/* headers inconsistent / truncated */
+
+/*
+ * Read the CET information of the ELF file open on @fd (of @size bytes).
+ * Only the ELF header, program headers (section headers for ET_REL) and
+ * the note segments are read. Returns 0, ELF_CET_ENOTELF, ELF_CET_ECORRUPT
+ * or another -errno.
+ */
+int elf_cet_read_fd(int fd, off_t size, struct elf_cet_info *out);
+/* Same on an in-memory image (unit tests). */
+int elf_cet_read_mem(const void *image, size_t size, struct elf_cet_info *out);
+
+/* Short human texts. */
+const char *elf_prop_problem_str(enum elf_prop_problem p);
+const char *elf_note_source_str(enum elf_note_source s);
+const char *elf_cet_kind_str(enum elf_cet_kind k);
+/* "x86-64", "i386", "x32", or "machine-N" into @buf. */
+const char *elf_cet_arch_str(const struct elf_cet_info *info, char *buf, size_t size);
+/* Comma-separated names of the bits of ISA_1 / FEATURE_2 values into @buf
+ * ("" when 0). */
+const char *elf_isa_1_str(uint32_t v, char *buf, size_t size);
+const char *elf_feature_2_str(uint32_t v, char *buf, size_t size);
+
+#endif
