@@ -149,15 +149,17 @@ int proc_cet_read(const char *root, pid_t pid, unsigned int what, bool ss_is_x86
 	if (what & PROC_CET_OBJECTS)
 		read_objects(root, pc, mark, mark_ctx);
 
-	/* Lost a file we had just seen: was it the whole process? */
+	/*
+	 * Lost a file we had just seen: was it the whole process? Ask stat,
+	 * whose state field is read fresh: gone or Z/X means it exited.
+	 */
 	if (pc->vanished) {
-		struct proc_status again;
+		char state = proc_stat_state(root, pid);
 
-		rc = proc_status_read(root, pid, 0, &again);
-		if (rc == 0 && again.state != 'Z' && again.state != 'X')
-			pc->vanished = false;
-		else if (rc == 0)
+		if (state == 'Z' || state == 'X')
 			pc->zombie = true;
+		else if (state)
+			pc->vanished = false;
 	}
 	return 0;
 }

@@ -149,6 +149,22 @@ int proc_status_read(const char *root, pid_t pid, pid_t tid, struct proc_status 
 	return rc;
 }
 
+char proc_stat_state(const char *root, pid_t pid)
+{
+	char path[PATH_MAX], *text, *p, state = 0;
+
+	if (cet_proc_path(path, sizeof(path), root, "%d/stat", (int)pid))
+		return 0;
+	if (cet_read_file(path, 4096, &text) <= 0)
+		return 0;
+	/* "pid (comm) S ...": comm may hold anything, so from the last ')'. */
+	p = strrchr(text, ')');
+	if (p && p[1] == ' ')
+		state = p[2];
+	free(text);
+	return state;
+}
+
 bool proc_is_kthread(const char *root, pid_t pid, const struct proc_status *st)
 {
 	char path[PATH_MAX], *text, *p;

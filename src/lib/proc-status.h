@@ -56,6 +56,9 @@ void cet_feature_words_parse(const char *words, struct cet_feature_line *fl);
  */
 const char *cet_feature_line_str(const struct cet_feature_line *fl, char *buf, size_t size);
 
+/* State letter from <root>/<pid>/stat read now, or 0 when it cannot be read. */
+char proc_stat_state(const char *root, pid_t pid);
+
 /* Whether the process is a kernel thread (Kthread:, else PF_KTHREAD in stat). */
 bool proc_is_kthread(const char *root, pid_t pid, const struct proc_status *st);
 
