@@ -8,12 +8,6 @@
 #include "elf-notes.h"
 #include "proc-marking.h"
 
-/*
- * Weak until src/lib/elf-notes.c (written in parallel for `cetctl elf`)
- * is in the tree: without it the marking is reported as unknown.
- */
-#pragma weak elf_cet_read_fd
-
 struct marking_entry {
 	dev_t dev;
 	ino_t ino;
@@ -79,8 +73,6 @@ int cet_marking_of(const char *path, void *cache)
 	struct stat sb;
 	int fd, rc;
 
-	if (!elf_cet_read_fd)
-		return -ENOTSUP;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
