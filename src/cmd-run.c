@@ -1,10 +1,694 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* cetctl run - not written yet; the command refuses to pretend. */
+/*
+ * cetctl run - run a program with shadow stacks enabled (and locked) from
+ * its first instruction, as a launcher in the manner of env(1)/timeout(1):
+ * the program is resolved before anything else (127 not found, 126 not
+ * executable), cetctl's own failures exit 125, otherwise cetctl exits with
+ * the program's status and dies of the signal that killed it.
+ *
+ * Methods:
+ *  ptrace  the exec-stop injection (lib/inject.c), verified from /proc;
+ *          with a glibc that does not manage shadow stacks, a preload
+ *          library keeps setjmp/longjmp consistent with the shadow stack;
+ *  glibc   GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK (glibc >= 2.39 only);
+ *  auto    glibc when it is new enough, else ptrace (default).
+ * Without --shstk/--wrss the program is simply exec'd.
+ */
 #include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <gnu/libc-version.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
 #include "cetctl.h"
+#include "config.h"
+#include "inject.h"
+#include "shstk.h"
+
+#if __has_include("elf-notes.h")
+#include "elf-notes.h"
+/* Weak: the ELF reader may not be linked into every build of this file. */
+#pragma weak elf_cet_read_fd
+#define HAVE_ELF_NOTES 1
+#endif
+
+extern char **environ;
+
+enum run_method { METHOD_AUTO, METHOD_PTRACE, METHOD_GLIBC };
+
+struct run_opts {
+	bool shstk, wrss, lock, quiet, preload, trace_only;
+	enum run_method method;
+};
+
+#define PRELOAD_NAME	"libcetctl-preload.so"
+#define GLIBC_CET_AWARE	"2.39"
+
+/* Build a message fully, then write it once: stderr is shared with the child. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "cetctl: run: ");
+	va_start(ap, fmt);
+	vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	va_end(ap);
+	n = (int)strlen(buf);
+	if (n < (int)sizeof(buf) - 1) {
+		buf[n++] = '\n';
+		buf[n] = '\0';
+	}
+	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
+		return;
+}
+
+/* ---- resolving the program (before anything else) ---- */
+
+/* 0 and the path in @out; or CETCTL_EXIT_NOT_FOUND / CANNOT_EXEC with a message. */
+static int resolve_program(const char *prog, char *out, size_t size)
+{
+	const char *path, *p;
+	struct stat st;
+	int saw_noexec = 0;
+
+	if (strchr(prog, '/')) {
+		if (stat(prog, &st) < 0) {
+			say("%s: %s", prog, strerror(errno));
+			return errno == ENOENT || errno == ENOTDIR ?
+				CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			say("%s: %s", prog, strerror(EISDIR));
+			return CETCTL_EXIT_CANNOT_EXEC;
+		}
+		if (access(prog, X_OK) < 0) {
+			say("%s: %s", prog, strerror(errno));
+			return CETCTL_EXIT_CANNOT_EXEC;
+		}
+		snprintf(out, size, "%s", prog);
+		return 0;
+	}
+	if (!*prog) {
+		say("'': %s", strerror(ENOENT));
+		return CETCTL_EXIT_NOT_FOUND;
+	}
+	path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/bin:/usr/bin";	/* execvp's default */
+	for (p = path;; p++) {
+		const char *e = strchrnul(p, ':');
+		int len = (int)(e - p);
+
+		/* An empty element means the current directory. */
+		if (snprintf(out, size, "%.*s%s%s", len, len ? p : ".", "/", prog) < (int)size &&
+		    stat(out, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			if (access(out, X_OK) == 0)
+				return 0;
+			saw_noexec = 1;
+		}
+		if (!*e)
+			break;
+		p = e;
+	}
+	if (saw_noexec) {
+		say("%s: found in PATH but not executable", prog);
+		return CETCTL_EXIT_CANNOT_EXEC;
+	}
+	say("%s: command not found in PATH", prog);
+	return CETCTL_EXIT_NOT_FOUND;
+}
+
+/* A privileged target: tracing would drop its privileges; glibc ignores
+ * tunables for it. Returns a reason or NULL. */
+static const char *privileged_target(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return NULL;
+	if (st.st_mode & S_ISUID)
+		return "set-user-ID";
+	if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP))
+		return "set-group-ID";
+	if (getxattr(path, "security.capability", NULL, 0) >= 0)
+		return "file-capability";
+	return NULL;
+}
+
+/* ---- what this system can do ---- */
+
+static bool glibc_cet_aware(void)
+{
+	const char *v = gnu_get_libc_version();
+	int maj = 0, min = 0;
+
+	if (sscanf(v, "%d.%d", &maj, &min) != 2)
+		return false;
+	return maj > 2 || (maj == 2 && min >= 39);
+}
+
+/*
+ * Whether this CPU and kernel can do user shadow stacks at all; when not,
+ * writes the reason to @why and returns false.
+ */
+static bool system_supports_shstk(char *why, size_t size)
+{
+	struct shstk_proc_features f = { 0 };
+	int cpu = shstk_cpu_user_shstk(NULL);
+	int ret = shstk_features_read(NULL, getpid(), &f);
+
+	if (ret == 0 && f.present && cpu == 1)
+		return true;
+	if ((ret < 0 || !f.present) && cpu != 1)
+		snprintf(why, size, "the kernel has no user shadow-stack support: "
+			 "/proc/self/status has no x86_Thread_features line and "
+			 "/proc/cpuinfo lacks user_shstk");
+	else if (ret < 0 || !f.present)
+		snprintf(why, size, "the kernel has no user shadow-stack support: "
+			 "/proc/self/status has no x86_Thread_features line");
+	else
+		snprintf(why, size, "the CPU has no user shadow stacks, or the kernel does not "
+			 "use them on it: /proc/cpuinfo lacks user_shstk");
+	return false;
+}
+
+/* Whether the ELF file at @path is marked SHSTK as the loader sees it:
+ * 1 yes, 0 no, -1 unknown (not ELF, unreadable, no ELF reader). */
+static int elf_marked_shstk(const char *path, int *kernel_blocks)
+{
+#ifdef HAVE_ELF_NOTES
+	struct elf_cet_info info;
+	struct stat st;
+	int fd, ret;
+
+	*kernel_blocks = 0;
+	if (!elf_cet_read_fd)
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = fstat(fd, &st) == 0 ? elf_cet_read_fd(fd, st.st_size, &info) : -1;
+	close(fd);
+	if (ret < 0)
+		return -1;
+	*kernel_blocks = info.kernel == ELF_KERNEL_BLOCKS;
+	return (info.loader_feature_1_and & CET_X86_FEATURE_1_SHSTK) ? 1 : 0;
+#else
+	*kernel_blocks = 0;
+	(void)path;
+	return -1;
+#endif
+}
+
+/* The path of the libc cetctl itself runs with (the system's). */
+static const char *system_libc_path(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4096];
+
+	buf[0] = '\0';
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+
+		if (p && strstr(p, "/libc.so.6")) {
+			p[strcspn(p, "\n")] = '\0';
+			snprintf(buf, size, "%s", p);
+			break;
+		}
+	}
+	fclose(f);
+	return buf[0] ? buf : NULL;
+}
+
+/* ---- the preload library ---- */
+
+static bool usable_file(const char *p)
+{
+	return p && *p == '/' && access(p, R_OK) == 0;
+}
+
+static const char *find_preload(char *buf, size_t size)
+{
+	const char *env = getenv("CETCTL_PRELOAD");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env)
+		return usable_file(env) ? env : NULL;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			if (snprintf(buf, size, "%s/%s", exe, PRELOAD_NAME) < (int)size &&
+			    usable_file(buf))
+				return buf;
+		}
+	}
+	if (usable_file(CETCTL_PRELOAD_INSTALLED))
+		return CETCTL_PRELOAD_INSTALLED;
+	return NULL;
+}
+
+/*
+ * A copy of environ with @name set: value prepended to the existing list
+ * with @sep (LD_PRELOAD, GLIBC_TUNABLES), or set when absent. The parent's
+ * environment is not changed.
+ */
+static char **env_with(const char *name, const char *value, char sep)
+{
+	size_t n = 0, i, j = 0, nlen = strlen(name);
+	const char *old = NULL;
+	char **env, *var;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (strncmp(environ[i], name, nlen) == 0 && environ[i][nlen] == '=') {
+			if (!old)
+				old = environ[i] + nlen + 1;
+			continue;	/* replaced below; duplicates dropped */
+		}
+		env[j++] = environ[i];
+	}
+	if (old && *old) {
+		if (asprintf(&var, "%s=%s%c%s", name, value, sep, old) < 0)
+			var = NULL;
+	} else if (asprintf(&var, "%s=%s", name, value) < 0) {
+		var = NULL;
+	}
+	if (!var) {
+		free(env);
+		return NULL;
+	}
+	env[j++] = var;
+	env[j] = NULL;
+	return env;
+}
+
+/* ---- waiting and passing the status on ---- */
+
+static volatile int child_pid;
+static volatile sig_atomic_t early_signals[NSIG];
+
+/*
+ * Forward signals that were sent to cetctl with kill() (si_code <= 0) to
+ * the program. Signals from the terminal (si_code SI_KERNEL) already went
+ * to the whole foreground process group, the program included.
+ */
+static void forward_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+
+	(void)uc;
+	if (si && si->si_code > 0 && si->si_code != SI_TKILL && sig != SIGALRM) {
+		errno = saved;
+		return;
+	}
+	if (child_pid > 0)
+		kill(child_pid, sig);
+	else if (sig > 0 && sig < NSIG)
+		early_signals[sig] = 1;
+	errno = saved;
+}
+
+static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM };
+
+static void forward_signals(bool on)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	if (on) {
+		sa.sa_sigaction = forward_signal;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	} else {
+		sa.sa_handler = SIG_DFL;
+	}
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
+		struct sigaction old;
+
+		/* Signals ignored when cetctl started stay ignored (and are
+		 * ignored by the program too: exec keeps SIG_IGN). */
+		if (sigaction(forwarded[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(forwarded[i], &sa, NULL);
+	}
+}
+
+/* Exit like the program did: its code, or die of its signal. */
+static int pass_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		struct rlimit nocore = { 0, 0 };
+		sigset_t set;
+
+		/* The program already dumped core if it was going to. */
+		setrlimit(RLIMIT_CORE, &nocore);
+		signal(sig, SIG_DFL);
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		raise(sig);
+		return 128 + sig;	/* the signal did not kill us (it does not terminate) */
+	}
+	return CETCTL_EXIT_RUN_FAILED;
+}
+
+static int wait_program(pid_t pid)
+{
+	int status;
+	size_t s;
+
+	for (s = 1; s < NSIG; s++) {
+		if (early_signals[s]) {
+			early_signals[s] = 0;
+			kill(pid, (int)s);
+		}
+	}
+	for (;;) {
+		pid_t r = waitpid(pid, &status, 0);
+
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR) {
+			say("waiting for %d: %s", (int)pid, strerror(errno));
+			return CETCTL_EXIT_RUN_FAILED;
+		}
+	}
+	child_pid = 0;
+	forward_signals(false);
+	return pass_status(status);
+}
+
+/* ---- diagnosis of a failed start-up ---- */
+
+static const char *errname(int err)
+{
+	const char *n = strerrorname_np(err);
+
+	return n ? n : "?";
+}
+
+static int start_failed(const struct inject_result *r, const char *path)
+{
+	char feat[64], lock[64];
+	int kernel_blocks = 0;
+	int err = -r->err;
+
+	switch (r->stage) {
+	case INJ_DIED:
+		/* It ran (at least to its exec) and died: its status is the answer. */
+		return pass_status(r->wstatus);
+	case INJ_EXEC:
+		say("%s: %s", path, strerror(err));
+		return err == ENOENT ? CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
+	case INJ_SPAWN:
+	case INJ_TRACE:
+		say("cannot trace the start-up of %s: %s: %s (%s)%s", path,
+		    r->what ? r->what : inject_stage_str(r->stage), strerror(err), errname(err),
+		    err == EPERM ? " (ptrace is not permitted here: seccomp, a container "
+		    "policy or Yama may forbid it)" : "");
+		return CETCTL_EXIT_RUN_FAILED;
+	case INJ_NOT64:
+		say("%s: not a 64-bit x86 program; shadow stacks exist only for x86-64 here", path);
+		return CETCTL_EXIT_RUN_FAILED;
+	case INJ_ENABLE_SHSTK:
+	case INJ_ENABLE_WRSS: {
+		const char *what = r->stage == INJ_ENABLE_WRSS ? "WRSS" : "the shadow stack";
+
+		if (err == EOPNOTSUPP || err == ENOTSUP)
+			say("cannot enable %s for %s: this CPU/kernel cannot do shadow stacks "
+			    "(arch_prctl(ARCH_SHSTK_ENABLE): %s)", what, path, errname(err));
+		else if (err == EPERM)
+			say("cannot enable %s for %s: the features are already locked "
+			    "(arch_prctl(ARCH_SHSTK_ENABLE): EPERM)", what, path);
+		else if (err == EINVAL && elf_marked_shstk(path, &kernel_blocks) >= 0 &&
+			 kernel_blocks)
+			say("cannot enable %s for %s: the kernel refuses shadow stacks for this "
+			    "binary because it carries the old IBT/SHSTK ELF marking (legacy-ELF "
+			    "policy; see cetctl info) (arch_prctl(ARCH_SHSTK_ENABLE): EINVAL)",
+			    what, path);
+		else if (err == EINVAL)
+			say("cannot enable %s for %s: the kernel refused (arch_prctl("
+			    "ARCH_SHSTK_ENABLE): EINVAL); either it has no shadow-stack support or "
+			    "its legacy-ELF policy blocks this binary or its ELF interpreter "
+			    "(old IBT/SHSTK marking)", what, path);
+		else if (err == ENOMEM)
+			say("cannot enable %s for %s: no memory for the shadow stack "
+			    "(arch_prctl(ARCH_SHSTK_ENABLE): ENOMEM)", what, path);
+		else
+			say("cannot enable %s for %s: arch_prctl(ARCH_SHSTK_ENABLE): %s (%s)",
+			    what, path, strerror(err), errname(err));
+		return CETCTL_EXIT_RUN_FAILED;
+	}
+	case INJ_LOCK:
+		say("cannot lock the shadow-stack features of %s: PTRACE_ARCH_PRCTL("
+		    "ARCH_SHSTK_LOCK): %s (%s)", path, strerror(err), errname(err));
+		return CETCTL_EXIT_RUN_FAILED;
+	case INJ_VERIFY:
+		if (err != EPROTO)
+			say("cannot verify the features of %s in /proc: %s", path, strerror(err));
+		else if (!r->status_lines)
+			say("%s: /proc shows no x86_Thread_features line: the kernel has no "
+			    "user shadow-stack support", path);
+		else
+			say("%s: /proc does not show what was asked: enabled '%s', locked '%s'; "
+			    "program killed", path,
+			    shstk_features_str(r->got_enabled, feat, sizeof(feat)),
+			    shstk_features_str(r->got_locked, lock, sizeof(lock)));
+		return CETCTL_EXIT_RUN_FAILED;
+	case INJ_OK:
+		break;
+	}
+	say("start-up of %s failed", path);
+	return CETCTL_EXIT_RUN_FAILED;
+}
+
+/* ---- the command ---- */
+
+static void usage(void)
+{
+	printf("Usage: cetctl run [options] [--] <program> [arguments...]\n\n");
+	printf("Run a program with shadow stacks enabled and locked from its first instruction.\n\n");
+	printf("Options:\n");
+	printf("  -s, --shstk            enable the shadow stack\n");
+	printf("  -w, --wrss             also enable WRSS (implies --shstk)\n");
+	printf("      --lock             lock the features after enabling (default)\n");
+	printf("      --no-lock          leave the features unlocked\n");
+	printf("  -m, --method <how>     ptrace, glibc (glibc >= 2.39) or auto (default)\n");
+	printf("  -q, --quiet            no warnings about markings and the C library\n");
+	printf("      --no-preload       do not preload the setjmp/longjmp helper library\n");
+	printf("      --trace-only       start through the tracer but enable nothing (tests)\n");
+	printf("  -h, --help             display this help\n");
+	printf("  -V, --version          display version\n");
+	printf("\nWithout --shstk or --wrss the program is simply executed.\n");
+	printf("Exit status: the program's status (cetctl dies of the signal that killed it);\n"
+	       "125 cetctl failed (including: shadow stacks cannot be enabled here),\n"
+	       "126 the program cannot be executed, 127 it was not found.\n");
+}
 
 int cmd_run(int argc, char **argv)
 {
-	warnx("run: not implemented yet");
-	return CETCTL_EXIT_FAILURE;
+	enum { OPT_LOCK = 256, OPT_NO_LOCK, OPT_NO_PRELOAD, OPT_TRACE_ONLY };
+	static const struct option longopts[] = {
+		{ "shstk",      no_argument,       NULL, 's' },
+		{ "wrss",       no_argument,       NULL, 'w' },
+		{ "lock",       no_argument,       NULL, OPT_LOCK },
+		{ "no-lock",    no_argument,       NULL, OPT_NO_LOCK },
+		{ "method",     required_argument, NULL, 'm' },
+		{ "quiet",      no_argument,       NULL, 'q' },
+		{ "no-preload", no_argument,       NULL, OPT_NO_PRELOAD },
+		{ "trace-only", no_argument,       NULL, OPT_TRACE_ONLY },
+		{ "help",       no_argument,       NULL, 'h' },
+		{ "version",    no_argument,       NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct run_opts o = { .lock = true, .preload = true, .method = METHOD_AUTO };
+	char path[PATH_MAX], why[512], libc[PATH_MAX], pbuf[PATH_MAX];
+	struct inject_opts io = { 0 };
+	struct inject_result res;
+	const char *priv, *preload = NULL;
+	char **envp = environ;
+	bool cet_glibc;
+	int c, rc, blocks;
+	pid_t pid;
+
+	/* '+': options end at the program name; its own options are its own. */
+	while ((c = getopt_long(argc, argv, "+swm:qhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o.shstk = true;
+			break;
+		case 'w':
+			o.wrss = o.shstk = true;
+			break;
+		case OPT_LOCK:
+			o.lock = true;
+			break;
+		case OPT_NO_LOCK:
+			o.lock = false;
+			break;
+		case 'm':
+			if (strcmp(optarg, "ptrace") == 0)
+				o.method = METHOD_PTRACE;
+			else if (strcmp(optarg, "glibc") == 0)
+				o.method = METHOD_GLIBC;
+			else if (strcmp(optarg, "auto") == 0)
+				o.method = METHOD_AUTO;
+			else {
+				warnx("run: unknown method '%s' (ptrace, glibc or auto)", optarg);
+				return cetctl_usage_error("run");
+			}
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case OPT_NO_PRELOAD:
+			o.preload = false;
+			break;
+		case OPT_TRACE_ONLY:
+			o.trace_only = true;
+			break;
+		case 'h':
+			usage();
+			return CETCTL_EXIT_OK;
+		case 'V':
+			return cetctl_print_version();
+		default:
+			return cetctl_usage_error("run");
+		}
+	}
+	if (optind >= argc) {
+		warnx("run: no program given");
+		return cetctl_usage_error("run");
+	}
+	argv += optind;
+	if (o.trace_only && o.shstk) {
+		warnx("run: --trace-only enables nothing; it cannot be combined with --shstk/--wrss");
+		return cetctl_usage_error("run");
+	}
+
+	rc = resolve_program(argv[0], path, sizeof(path));
+	if (rc)
+		return rc;
+
+	if (!o.shstk && !o.trace_only) {
+		execve(path, argv, environ);
+		say("%s: %s", path, strerror(errno));
+		return errno == ENOENT ? CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
+	}
+
+	priv = privileged_target(path);
+	if (priv) {
+		say("refusing to run %s program %s: tracing it would drop its privileges "
+		    "and glibc ignores tunables for it; enable shadow stacks inside it instead",
+		    priv, path);
+		return CETCTL_EXIT_RUN_FAILED;
+	}
+
+	cet_glibc = glibc_cet_aware();
+	if (o.trace_only)
+		o.method = METHOD_PTRACE;
+	if (o.method == METHOD_AUTO)
+		o.method = cet_glibc ? METHOD_GLIBC : METHOD_PTRACE;
+	if (o.method == METHOD_GLIBC) {
+		if (!cet_glibc) {
+			say("--method=glibc needs glibc >= %s, which manages shadow stacks itself; "
+			    "this is glibc %s (use --method=ptrace)", GLIBC_CET_AWARE,
+			    gnu_get_libc_version());
+			return CETCTL_EXIT_RUN_FAILED;
+		}
+		if (o.wrss || !o.lock) {
+			say("--method=glibc cannot do --wrss or --no-lock (glibc locks the "
+			    "shadow stack itself); use --method=ptrace");
+			return CETCTL_EXIT_RUN_FAILED;
+		}
+	}
+
+	if (!o.trace_only && !system_supports_shstk(why, sizeof(why))) {
+		say("this CPU/kernel cannot do shadow stacks (%s); %s was not started", why, path);
+		return CETCTL_EXIT_RUN_FAILED;
+	}
+
+	if (!o.quiet && !o.trace_only) {
+		if (elf_marked_shstk(path, &blocks) == 0)
+			say("warning: %s is not marked shadow-stack compatible (no SHSTK "
+			    "property); it may fault where it switches stacks", path);
+		if (system_libc_path(libc, sizeof(libc)) && elf_marked_shstk(libc, &blocks) == 0)
+			say("warning: the C library %s is not marked shadow-stack compatible", libc);
+		if (!cet_glibc)
+			say("warning: glibc %s does not manage shadow stacks: %s; "
+			    "makecontext/swapcontext are not covered", gnu_get_libc_version(),
+			    o.preload ? "longjmp is kept consistent by the preload library" :
+			    "longjmp will fault (--no-preload)");
+	}
+
+	if (o.method == METHOD_GLIBC) {
+		envp = env_with("GLIBC_TUNABLES", "glibc.cpu.hwcaps=SHSTK", ':');
+		if (!envp) {
+			say("out of memory");
+			return CETCTL_EXIT_RUN_FAILED;
+		}
+		execve(path, argv, envp);
+		say("%s: %s", path, strerror(errno));
+		return errno == ENOENT ? CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
+	}
+
+	if (!cet_glibc && o.preload) {
+		preload = find_preload(pbuf, sizeof(pbuf));
+		if (!preload && !o.quiet && !o.trace_only)
+			say("warning: %s not found (set CETCTL_PRELOAD); running without it, "
+			    "longjmp will fault", PRELOAD_NAME);
+		if (preload) {
+			envp = env_with("LD_PRELOAD", preload, ':');
+			if (!envp) {
+				say("out of memory");
+				return CETCTL_EXIT_RUN_FAILED;
+			}
+		}
+	}
+
+	if (o.shstk)
+		io.enable = ARCH_SHSTK_SHSTK | (o.wrss ? ARCH_SHSTK_WRSS : 0);
+	/* Lock both bits: WRSS stays in the state chosen here (off unless --wrss). */
+	io.lock = o.lock && o.shstk ? ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS : 0;
+	io.child_pid = &child_pid;
+	forward_signals(true);
+	pid = inject_spawn(path, argv, envp, &io, &res);
+	if (pid < 0) {
+		child_pid = 0;
+		forward_signals(false);
+		return start_failed(&res, path);
+	}
+	return wait_program(pid);
 }
