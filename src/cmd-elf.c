@@ -1,10 +1,713 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* cetctl elf - not written yet; the command refuses to pretend. */
+/*
+ * cetctl elf - the x86 CET marking of ELF files, and what glibc's loader
+ * and the kernel series' legacy-ELF policy (seed 011) make of it.
+ *
+ * Files are opened without following a final symlink during -r, with
+ * O_NONBLOCK, and only after lstat/fstat said "regular file": a FIFO or a
+ * device in a tree is never opened, so a scan cannot hang.
+ */
+#include <dirent.h>
 #include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
 #include "cetctl.h"
+#include "table.h"
+#include "elf-deps.h"
+#include "elf-notes.h"
+#include "util.h"
+
+#define MAX_DEPTH	128	/* directory nesting; deeper trees are refused */
+#define DEPS_NAMES_MAX	4	/* weakest links named in a cell */
+
+enum {
+	COL_FILE,
+	COL_ARCH,
+	COL_TYPE,
+	COL_IBT,
+	COL_SHSTK,
+	COL_LAM,
+	COL_FEATURE_1_AND,
+	COL_ISA_NEEDED,
+	COL_ISA_USED,
+	COL_FEATURE_2_USED,
+	COL_NOTE,
+	COL_LOADER,
+	COL_KERNEL,
+	COL_DEPS,
+	COL_DEPS_IBT,
+	COL_DEPS_COUNT,
+	COL_MISSING,
+};
+
+static const struct cetctl_column elf_columns[] = {
+	[COL_FILE]	= { "FILE", 0.3, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
+			    "path of the file" },
+	[COL_ARCH]	= { "ARCH", 6, 0, SCOLS_JSON_STRING,
+			    "x86-64, i386, x32 (or machine-N)" },
+	[COL_TYPE]	= { "TYPE", 6, 0, SCOLS_JSON_STRING,
+			    "exec, pie, static, static-pie, dyn (shared object), rel (.o)" },
+	[COL_IBT]	= { "IBT", 3, 0, SCOLS_JSON_BOOLEAN,
+			    "FEATURE_1_AND has IBT, as written in the note" },
+	[COL_SHSTK]	= { "SHSTK", 5, 0, SCOLS_JSON_BOOLEAN,
+			    "FEATURE_1_AND has SHSTK, as written in the note" },
+	[COL_LAM]	= { "LAM", 3, 0, SCOLS_JSON_STRING,
+			    "FEATURE_1_AND LAM bits (u48, u57)" },
+	[COL_FEATURE_1_AND] = { "FEATURE_1_AND", 8, 0, SCOLS_JSON_STRING,
+			    "raw GNU_PROPERTY_X86_FEATURE_1_AND value" },
+	[COL_ISA_NEEDED] = { "ISA_NEEDED", 10, 0, SCOLS_JSON_STRING,
+			    "GNU_PROPERTY_X86_ISA_1_NEEDED levels" },
+	[COL_ISA_USED]	= { "ISA_USED", 10, 0, SCOLS_JSON_STRING,
+			    "GNU_PROPERTY_X86_ISA_1_USED levels" },
+	[COL_FEATURE_2_USED] = { "FEATURE_2_USED", 10, 0, SCOLS_JSON_STRING,
+			    "GNU_PROPERTY_X86_FEATURE_2_USED features" },
+	[COL_NOTE]	= { "NOTE", 10, 0, SCOLS_JSON_STRING,
+			    "where the property note is: PT_GNU_PROPERTY, PT_NOTE, .note.gnu.property, -" },
+	[COL_LOADER]	= { "LOADER", 12, 0, SCOLS_JSON_STRING,
+			    "what glibc's loader takes from the note: ibt,shstk / none / ignored: why" },
+	[COL_KERNEL]	= { "KERNEL", 10, 0, SCOLS_JSON_STRING,
+			    "kernel series' legacy-ELF policy on exec: allows, refuses, ENOEXEC, -" },
+	[COL_DEPS]	= { "DEPS", 0.2, 0, SCOLS_JSON_STRING,
+			    "--deps: shadow stacks for the whole closure: ok, or the objects that break it" },
+	[COL_DEPS_IBT]	= { "DEPS_IBT", 0.2, 0, SCOLS_JSON_STRING,
+			    "--deps: IBT for the whole closure: ok, or the objects that break it" },
+	[COL_DEPS_COUNT] = { "NDEPS", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
+			    "--deps: objects in the closure, the file included" },
+	[COL_MISSING]	= { "MISSING", 0.1, 0, SCOLS_JSON_STRING,
+			    "--deps: DT_NEEDED names that did not resolve" },
+};
+#define NCOLS (sizeof(elf_columns) / sizeof(elf_columns[0]))
+
+struct elf_summary {
+	unsigned long files, shstk, ibt, ignored, refused, enoexec;
+	unsigned long deps_ok, not_elf, errors;
+};
+
+struct elf_ctl {
+	struct cetctl_table *tb;
+	struct elf_deps_ctx *deps;	/* --deps */
+	bool recursive;
+	bool legacy_allowed;		/* kernel override in effect */
+	struct elf_summary sum;
+};
+
+static void usage(void)
+{
+	printf("Usage: cetctl elf [options] <file|dir>...\n\n");
+	printf("Show the x86 CET marking (IBT, SHSTK) of ELF files and what the\n"
+	       "loader and the kernel make of it.\n\n");
+	printf("Options:\n");
+	printf("  -r, --recursive        walk directories (symlinks are not followed,\n"
+	       "                         non-ELF and special files are skipped)\n");
+	printf("      --deps             resolve DT_NEEDED like the loader and judge\n"
+	       "                         the whole closure\n");
+	printf("  -J, --json             use JSON output format\n");
+	printf("  -o, --output <list>    output columns (+LIST appends to the default)\n");
+	printf("      --list-columns     list the available columns\n");
+	printf("  -n, --noheadings       don't print headings\n");
+	printf("      --raw              use raw output format\n");
+	printf("  -h, --help             display this help\n");
+	cetctl_columns_help(stdout, elf_columns, NCOLS);
+	printf("\nA summary line goes to stderr (a \"summary\" member with --json).\n");
+	printf("Exit status: 0 all files read, 1 a file could not be read or a usage error.\n");
+}
+
+/* ---- the kernel override ---------------------------------------------- */
+
+static bool kernel_legacy_allowed(void)
+{
+	char path[4096], *buf = NULL;
+	struct utsname u;
+	bool allowed = false;
+
+	if (cet_proc_path(path, sizeof(path), cetctl_globals.proc_root, "cmdline") == 0 &&
+	    cet_read_file(path, 65536, &buf) >= 0) {
+		allowed = strstr(buf, "shstk_legacy_elf=allow") != NULL;
+		free(buf);
+		buf = NULL;
+	}
+	if (!allowed && uname(&u) == 0) {
+		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+		if (cet_read_file(path, 1 << 20, &buf) >= 0) {
+			allowed = strstr(buf, "\nCONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN=y") != NULL;
+			free(buf);
+		}
+	}
+	return allowed;
+}
+
+/* ---- one file ------------------------------------------------------------ */
+
+static const char *rc_str(int rc)
+{
+	if (rc == ELF_CET_ENOTELF)
+		return "not an ELF file";
+	if (rc == ELF_CET_ECORRUPT)
+		return "truncated or corrupt ELF file";
+	return strerror(-rc);
+}
+
+static const char *loader_str(const struct elf_cet_info *in, char *buf, size_t size)
+{
+	uint32_t f = in->loader_feature_1_and;
+
+	if (!in->x86)
+		return "-";
+	if (in->note.found && in->note.problem != ELF_PROP_OK) {
+		if (in->note.problem == ELF_PROP_BAD_ALIGN)
+			snprintf(buf, size, "ignored: %s", "segment alignment not the word size");
+		else
+			snprintf(buf, size, "ignored: %s", elf_prop_problem_str(in->note.problem));
+		return buf;
+	}
+	if (!(f & (CET_X86_FEATURE_1_IBT | CET_X86_FEATURE_1_SHSTK)))
+		return "none";
+	snprintf(buf, size, "%s%s%s", f & CET_X86_FEATURE_1_IBT ? "ibt" : "",
+		 (f & CET_X86_FEATURE_1_IBT) && (f & CET_X86_FEATURE_1_SHSTK) ? "," : "",
+		 f & CET_X86_FEATURE_1_SHSTK ? "shstk" : "");
+	return buf;
+}
+
+static const char *kernel_str(const struct elf_ctl *ctl, const struct elf_cet_info *in)
+{
+	switch (in->kernel) {
+	case ELF_KERNEL_NA:		return "-";
+	case ELF_KERNEL_ALLOWS:		return "allows";
+	case ELF_KERNEL_BLOCKS:		return ctl->legacy_allowed ? "allows (override)" : "refuses";
+	case ELF_KERNEL_ENOEXEC:	return "ENOEXEC";
+	case ELF_KERNEL_NO_SHSTK:	return "no-shstk (32-bit)";
+	}
+	return "?";
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* "ok" or "no: a,b,c +N" for the objects lacking @bit as the loader sees it. */
+static char *closure_verdict(const struct elf_closure *c, uint32_t bit)
+{
+	size_t bad = 0, len = 0, cap = 256;
+	char *s = malloc(cap);
+
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (size_t i = 0; i < c->nobjs; i++) {
+		const struct elf_dep_obj *o = c->objs[i];
+
+		if (o->rc == 0 && (o->info.loader_feature_1_and & bit))
+			continue;
+		if (bad++ < DEPS_NAMES_MAX) {
+			const char *name = i == 0 ? "(self)" : base_name(o->name);
+			size_t need = strlen(name) + 8;
+
+			if (len + need >= cap) {
+				char *ns = realloc(s, cap = (len + need) * 2);
+
+				if (!ns) {
+					free(s);
+					return NULL;
+				}
+				s = ns;
+			}
+			len += (size_t)sprintf(s + len, "%s%s", bad == 1 ? "no: " : ",", name);
+		}
+	}
+	if (c->nmissing && bad == 0) {
+		free(s);
+		return strdup("unknown: missing objects");
+	}
+	if (bad == 0) {
+		free(s);
+		return strdup("ok");
+	}
+	if (bad > DEPS_NAMES_MAX) {
+		char *ns = realloc(s, len + 32);
+
+		if (!ns) {
+			free(s);
+			return NULL;
+		}
+		s = ns;
+		sprintf(s + len, " +%zu more", bad - DEPS_NAMES_MAX);
+	}
+	return s;
+}
+
+static int add_deps(struct elf_ctl *ctl, struct libscols_line *ln, const char *path,
+		    const struct elf_cet_info *in)
+{
+	struct elf_closure c;
+	char *v;
+	int rc;
+
+	if (!in->x86 || in->kind == ELF_KIND_REL || in->kind == ELF_KIND_STATIC ||
+	    in->kind == ELF_KIND_STATIC_PIE || in->kind == ELF_KIND_OTHER) {
+		cetctl_table_set(ctl->tb, ln, COL_DEPS, "-");
+		cetctl_table_set(ctl->tb, ln, COL_DEPS_IBT, "-");
+		return 0;
+	}
+	rc = elf_deps_closure(ctl->deps, path, in, &c);
+	if (rc) {
+		warnx("elf: %s: resolving dependencies: %s", path, rc_str(rc));
+		return rc;
+	}
+	v = closure_verdict(&c, CET_X86_FEATURE_1_SHSTK);
+	if (v && strcmp(v, "ok") == 0)
+		ctl->sum.deps_ok++;
+	cetctl_table_set(ctl->tb, ln, COL_DEPS, v);
+	free(v);
+	v = closure_verdict(&c, CET_X86_FEATURE_1_IBT);
+	cetctl_table_set(ctl->tb, ln, COL_DEPS_IBT, v);
+	free(v);
+	cetctl_table_setf(ctl->tb, ln, COL_DEPS_COUNT, "%zu", c.nobjs);
+	if (c.nmissing && cetctl_table_has(ctl->tb, COL_MISSING)) {
+		size_t len = 0;
+		char *m;
+
+		for (size_t i = 0; i < c.nmissing; i++)
+			len += strlen(c.missing[i]) + 1;
+		m = malloc(len + 1);
+		if (m) {
+			m[0] = '\0';
+			for (size_t i = 0; i < c.nmissing; i++) {
+				if (i)
+					strcat(m, ",");
+				strcat(m, c.missing[i]);
+			}
+			cetctl_table_set(ctl->tb, ln, COL_MISSING, m);
+			free(m);
+		}
+	}
+	elf_closure_free(&c);
+	return 0;
+}
+
+static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_info *in)
+{
+	struct libscols_line *ln = cetctl_table_new_line(ctl->tb, NULL);
+	const struct elf_prop_note *n = &in->note;
+	bool have_f1 = n->present & ELF_PROP_HAVE_FEATURE_1_AND;
+	char buf[256];
+
+	if (!ln)
+		err(CETCTL_EXIT_FAILURE, "failed to allocate output line");
+
+	ctl->sum.files++;
+	if (in->loader_feature_1_and & CET_X86_FEATURE_1_SHSTK)
+		ctl->sum.shstk++;
+	if (in->loader_feature_1_and & CET_X86_FEATURE_1_IBT)
+		ctl->sum.ibt++;
+	if (n->found && n->problem != ELF_PROP_OK)
+		ctl->sum.ignored++;
+	if (in->kernel == ELF_KERNEL_BLOCKS && !ctl->legacy_allowed)
+		ctl->sum.refused++;
+	if (in->kernel == ELF_KERNEL_ENOEXEC)
+		ctl->sum.enoexec++;
+
+	cetctl_table_set(ctl->tb, ln, COL_FILE, path);
+	cetctl_table_set(ctl->tb, ln, COL_ARCH, elf_cet_arch_str(in, buf, sizeof(buf)));
+	cetctl_table_set(ctl->tb, ln, COL_TYPE, elf_cet_kind_str(in->kind));
+	cetctl_table_set(ctl->tb, ln, COL_IBT,
+			 have_f1 && (n->feature_1_and & CET_X86_FEATURE_1_IBT) ? "yes" : "no");
+	cetctl_table_set(ctl->tb, ln, COL_SHSTK,
+			 have_f1 && (n->feature_1_and & CET_X86_FEATURE_1_SHSTK) ? "yes" : "no");
+	if (have_f1 && (n->feature_1_and & (CET_X86_FEATURE_1_LAM_U48 | CET_X86_FEATURE_1_LAM_U57)))
+		cetctl_table_setf(ctl->tb, ln, COL_LAM, "%s%s%s",
+				  n->feature_1_and & CET_X86_FEATURE_1_LAM_U48 ? "u48" : "",
+				  (n->feature_1_and & CET_X86_FEATURE_1_LAM_U48) &&
+				  (n->feature_1_and & CET_X86_FEATURE_1_LAM_U57) ? "," : "",
+				  n->feature_1_and & CET_X86_FEATURE_1_LAM_U57 ? "u57" : "");
+	else
+		cetctl_table_set(ctl->tb, ln, COL_LAM, "-");
+	if (have_f1)
+		cetctl_table_setf(ctl->tb, ln, COL_FEATURE_1_AND, "%#x", n->feature_1_and);
+	else
+		cetctl_table_set(ctl->tb, ln, COL_FEATURE_1_AND, "-");
+	cetctl_table_set(ctl->tb, ln, COL_ISA_NEEDED, n->present & ELF_PROP_HAVE_ISA_1_NEEDED ?
+			 elf_isa_1_str(n->isa_1_needed, buf, sizeof(buf)) : "-");
+	cetctl_table_set(ctl->tb, ln, COL_ISA_USED, n->present & ELF_PROP_HAVE_ISA_1_USED ?
+			 elf_isa_1_str(n->isa_1_used, buf, sizeof(buf)) : "-");
+	cetctl_table_set(ctl->tb, ln, COL_FEATURE_2_USED, n->present & ELF_PROP_HAVE_FEATURE_2_USED ?
+			 elf_feature_2_str(n->feature_2_used, buf, sizeof(buf)) : "-");
+	cetctl_table_set(ctl->tb, ln, COL_NOTE, elf_note_source_str(in->source));
+	if (in->kind == ELF_KIND_REL && !(n->found && n->problem != ELF_PROP_OK))
+		cetctl_table_set(ctl->tb, ln, COL_LOADER, "-");
+	else
+		cetctl_table_set(ctl->tb, ln, COL_LOADER, loader_str(in, buf, sizeof(buf)));
+	cetctl_table_set(ctl->tb, ln, COL_KERNEL, kernel_str(ctl, in));
+	if (ctl->deps && add_deps(ctl, ln, path, in) != 0)
+		ctl->sum.errors++;
+}
+
+/*
+ * Judge the regular file open on @fd. @explicit: named on the command
+ * line (a non-ELF file is an error there, skipped quietly in a tree).
+ */
+static int do_fd(struct elf_ctl *ctl, int fd, const char *path, bool explicit)
+{
+	struct elf_cet_info info;
+	struct stat st;
+	int rc;
+
+	if (fstat(fd, &st) < 0) {
+		warn("elf: %s", path);
+		ctl->sum.errors++;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {	/* swapped under us */
+		warnx("elf: %s: not a regular file", path);
+		ctl->sum.errors++;
+		return -1;
+	}
+	rc = elf_cet_read_fd(fd, st.st_size, &info);
+	if (rc == ELF_CET_ENOTELF && !explicit) {
+		ctl->sum.not_elf++;
+		return 0;
+	}
+	if (rc) {
+		warnx("elf: %s: %s", path, rc_str(rc));
+		ctl->sum.errors++;
+		return -1;
+	}
+	add_row(ctl, path, &info);
+	return 0;
+}
+
+struct dir_level {
+	dev_t dev;
+	ino_t ino;
+};
+
+static int walk(struct elf_ctl *ctl, int dfd, const char *path,
+		struct dir_level *stack, int depth);
+
+static int walk_entry(struct elf_ctl *ctl, int dirfd, const char *dirpath, const char *name,
+		      struct dir_level *stack, int depth)
+{
+	char *path;
+	struct stat st;
+	int fd, rc = 0;
+
+	if (asprintf(&path, "%s%s%s", dirpath,
+		     dirpath[strlen(dirpath) - 1] == '/' ? "" : "/", name) < 0)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		warn("elf: %s", path);
+		ctl->sum.errors++;
+		free(path);
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			warn("elf: %s", path);
+			ctl->sum.errors++;
+			rc = -1;
+		} else {
+			rc = walk(ctl, fd, path, stack, depth + 1);	/* closes fd */
+		}
+	} else if (S_ISREG(st.st_mode)) {
+		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0) {
+			warn("elf: %s", path);
+			ctl->sum.errors++;
+			rc = -1;
+		} else {
+			rc = do_fd(ctl, fd, path, false);
+			close(fd);
+		}
+	}
+	/* symlinks, FIFOs, sockets, devices: never opened */
+	free(path);
+	return rc;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Walk the directory open on @dfd (closed here), in name order. */
+static int walk(struct elf_ctl *ctl, int dfd, const char *path,
+		struct dir_level *stack, int depth)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	if (fstat(dfd, &st) < 0) {
+		warn("elf: %s", path);
+		close(dfd);
+		ctl->sum.errors++;
+		return -1;
+	}
+	if (depth >= MAX_DEPTH) {
+		warnx("elf: %s: directories nested too deeply", path);
+		close(dfd);
+		ctl->sum.errors++;
+		return -1;
+	}
+	/* A bind mount can make a tree contain itself: refuse to go round. */
+	for (int i = 0; i < depth; i++) {
+		if (stack[i].dev == st.st_dev && stack[i].ino == st.st_ino) {
+			warnx("elf: %s: directory loop, not descending", path);
+			close(dfd);
+			ctl->sum.errors++;
+			return -1;
+		}
+	}
+	stack[depth].dev = st.st_dev;
+	stack[depth].ino = st.st_ino;
+
+	d = fdopendir(dfd);
+	if (!d) {
+		warn("elf: %s", path);
+		close(dfd);
+		ctl->sum.errors++;
+		return -1;
+	}
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n == cap) {
+			char **nn = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof(*nn));
+
+			if (!nn)
+				err(CETCTL_EXIT_FAILURE, "out of memory");
+			names = nn;
+		}
+		names[n] = strdup(de->d_name);
+		if (!names[n])
+			err(CETCTL_EXIT_FAILURE, "out of memory");
+		n++;
+	}
+	if (errno) {
+		warn("elf: %s", path);
+		ctl->sum.errors++;
+		rc = -1;
+	}
+	qsort(names, n, sizeof(*names), cmp_names);
+	for (size_t i = 0; i < n; i++) {
+		if (walk_entry(ctl, dirfd(d), path, names[i], stack, depth) < 0)
+			rc = -1;
+		free(names[i]);
+	}
+	free(names);
+	closedir(d);
+	return rc;
+}
+
+static int do_arg(struct elf_ctl *ctl, const char *path)
+{
+	struct dir_level stack[MAX_DEPTH];
+	struct stat st;
+	int fd, rc;
+
+	/* Command-line names follow symlinks (a loop fails with ELOOP). */
+	if (stat(path, &st) < 0) {
+		warn("elf: %s", path);
+		ctl->sum.errors++;
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		if (!ctl->recursive) {
+			warnx("elf: %s: is a directory (use --recursive)", path);
+			ctl->sum.errors++;
+			return -1;
+		}
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			warn("elf: %s", path);
+			ctl->sum.errors++;
+			return -1;
+		}
+		return walk(ctl, fd, path, stack, 0);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		warnx("elf: %s: not a regular file", path);
+		ctl->sum.errors++;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		warn("elf: %s", path);
+		ctl->sum.errors++;
+		return -1;
+	}
+	rc = do_fd(ctl, fd, path, true);
+	close(fd);
+	return rc;
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+static void print_summary_text(const struct elf_ctl *ctl, bool deps)
+{
+	const struct elf_summary *s = &ctl->sum;
+
+	fprintf(stderr, "cetctl elf: %lu ELF file%s: %lu shstk, %lu ibt, %lu note%s ignored by "
+		"the loader, %lu refused by the kernel policy, %lu ENOEXEC",
+		s->files, s->files == 1 ? "" : "s", s->shstk, s->ibt, s->ignored,
+		s->ignored == 1 ? "" : "s", s->refused, s->enoexec);
+	if (deps)
+		fprintf(stderr, ", %lu closure%s ok", s->deps_ok, s->deps_ok == 1 ? "" : "s");
+	if (s->not_elf)
+		fprintf(stderr, "; %lu non-ELF skipped", s->not_elf);
+	fprintf(stderr, "; %lu error%s\n", s->errors, s->errors == 1 ? "" : "s");
+}
+
+/* libsmartcols prints one JSON object; add "summary" next to the array. */
+static int print_json(struct elf_ctl *ctl, bool deps)
+{
+	const struct elf_summary *s = &ctl->sum;
+	char *buf = NULL, *end;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+
+	if (!mem)
+		return -1;
+	scols_table_set_stream(cetctl_table_scols(ctl->tb), mem);
+	cetctl_table_print(ctl->tb);
+	fclose(mem);
+	end = buf ? strrchr(buf, '}') : NULL;
+	if (!end) {
+		free(buf);
+		return -1;
+	}
+	while (end > buf && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	fwrite(buf, 1, (size_t)(end - buf), stdout);
+	printf(",\n   \"summary\": {\"files\": %lu, \"shstk\": %lu, \"ibt\": %lu, "
+	       "\"ignored\": %lu, \"kernel_refuses\": %lu, \"enoexec\": %lu, ",
+	       s->files, s->shstk, s->ibt, s->ignored, s->refused, s->enoexec);
+	if (deps)
+		printf("\"deps_ok\": %lu, ", s->deps_ok);
+	printf("\"not_elf\": %lu, \"errors\": %lu}\n}\n", s->not_elf, s->errors);
+	free(buf);
+	return 0;
+}
 
 int cmd_elf(int argc, char **argv)
 {
-	warnx("elf: not implemented yet");
-	return CETCTL_EXIT_FAILURE;
+	enum { OPT_DEPS = 0x100, OPT_LIST_COLUMNS, OPT_RAW };
+	static const struct option longopts[] = {
+		{ "recursive",    no_argument,       NULL, 'r' },
+		{ "deps",         no_argument,       NULL, OPT_DEPS },
+		{ "json",         no_argument,       NULL, 'J' },
+		{ "output",       required_argument, NULL, 'o' },
+		{ "list-columns", no_argument,       NULL, OPT_LIST_COLUMNS },
+		{ "noheadings",   no_argument,       NULL, 'n' },
+		{ "raw",          no_argument,       NULL, OPT_RAW },
+		{ "help",         no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct cetctl_table_opts topts = { .json_name = "files" };
+	struct elf_ctl ctl = { 0 };
+	int ids[CETCTL_MAX_COLUMNS];
+	size_t nids = 0;
+	const char *output = NULL;
+	bool deps = false, list = false;
+	int c, rc = CETCTL_EXIT_OK;
+
+	topts.json = cetctl_globals.json;
+	while ((c = getopt_long(argc, argv, "rJo:nh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			ctl.recursive = true;
+			break;
+		case OPT_DEPS:
+			deps = true;
+			break;
+		case 'J':
+			topts.json = true;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case OPT_LIST_COLUMNS:
+			list = true;
+			break;
+		case 'n':
+			topts.noheadings = true;
+			break;
+		case OPT_RAW:
+			topts.raw = true;
+			break;
+		case 'h':
+			usage();
+			return CETCTL_EXIT_OK;
+		default:
+			return cetctl_usage_error("elf");
+		}
+	}
+	if (list) {
+		cetctl_columns_list(stdout, elf_columns, NCOLS, topts.json);
+		return CETCTL_EXIT_OK;
+	}
+	if (optind >= argc) {
+		warnx("elf: no file given");
+		return cetctl_usage_error("elf");
+	}
+
+	ids[nids++] = COL_FILE;
+	ids[nids++] = COL_ARCH;
+	ids[nids++] = COL_TYPE;
+	ids[nids++] = COL_IBT;
+	ids[nids++] = COL_SHSTK;
+	ids[nids++] = COL_NOTE;
+	ids[nids++] = COL_LOADER;
+	ids[nids++] = COL_KERNEL;
+	if (deps) {
+		ids[nids++] = COL_DEPS;
+		ids[nids++] = COL_MISSING;
+	}
+	if (output && cetctl_columns_parse(elf_columns, NCOLS, output, ids, &nids) < 0)
+		return cetctl_usage_error("elf");
+
+	if (deps) {
+		int r = elf_deps_ctx_new(&ctl.deps, NULL, NULL);
+
+		if (r < 0) {
+			warnx("elf: %s", strerror(-r));
+			return CETCTL_EXIT_FAILURE;
+		}
+	}
+	ctl.legacy_allowed = kernel_legacy_allowed();
+	ctl.tb = cetctl_table_new(elf_columns, ids, nids, &topts);
+	if (!ctl.tb)
+		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
+
+	for (int i = optind; i < argc; i++)
+		if (do_arg(&ctl, argv[i]) < 0)
+			rc = CETCTL_EXIT_FAILURE;
+	if (ctl.sum.errors)
+		rc = CETCTL_EXIT_FAILURE;
+
+	if (topts.json) {
+		if (print_json(&ctl, deps) < 0)
+			rc = CETCTL_EXIT_FAILURE;
+	} else {
+		if (ctl.sum.files)
+			cetctl_table_print(ctl.tb);
+		print_summary_text(&ctl, deps);
+	}
+	cetctl_table_free(ctl.tb);
+	elf_deps_ctx_free(ctl.deps);
+	return rc;
 }

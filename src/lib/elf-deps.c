@@ -1,0 +1,791 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * DT_NEEDED closure of an ELF program, resolved like glibc's loader (see
+ * elf-deps.h for the search order and its one simplification).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf-deps.h"
+
+#define DYN_READ_MAX	(1U << 20)
+#define STR_READ_MAX	4096U
+#define NEEDED_MAX	1024U
+#define CACHE_READ_MAX	(64U << 20)
+
+struct dyninfo {
+	char **needed;
+	size_t nneeded;
+	char *rpath;
+	char *runpath;
+	char *interp;
+};
+
+struct node {
+	struct elf_dep_obj obj;
+	struct dyninfo dyn;
+	unsigned int seen;	/* closure generation that visited it */
+};
+
+struct cache_entry {
+	const char *key;
+	const char *value;
+	int32_t flags;
+};
+
+struct elf_deps_ctx {
+	char *sysroot;
+	/* ld.so.cache */
+	unsigned char *cache_buf;
+	struct cache_entry *cache;
+	size_t ncache;
+	/* objects by real path: open addressing, power-of-two size */
+	struct node **table;
+	size_t tsize, tcount;
+	unsigned int generation;
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const unsigned char *p)
+{
+	return le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static int pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return ELF_CET_ECORRUPT;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+int elf_cet_read_path(const char *path, struct elf_cet_info *out)
+{
+	struct stat st;
+	int fd, rc;
+
+	memset(out, 0, sizeof(*out));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+	} else if (!S_ISREG(st.st_mode)) {
+		rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	} else {
+		rc = elf_cet_read_fd(fd, st.st_size, out);
+	}
+	close(fd);
+	return rc;
+}
+
+/* ---- dynamic section ---------------------------------------------------- */
+
+static void dyninfo_free(struct dyninfo *d)
+{
+	for (size_t i = 0; i < d->nneeded; i++)
+		free(d->needed[i]);
+	free(d->needed);
+	free(d->rpath);
+	free(d->runpath);
+	free(d->interp);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Read a NUL-terminated string at file offset @off (at most STR_READ_MAX). */
+static char *read_str(int fd, uint64_t off, uint64_t fsize)
+{
+	size_t len;
+	char *s;
+	ssize_t r;
+
+	if (off >= fsize)
+		return NULL;
+	len = fsize - off > STR_READ_MAX ? STR_READ_MAX : (size_t)(fsize - off);
+	s = malloc(len + 1);
+	if (!s)
+		return NULL;
+	r = pread(fd, s, len, (off_t)off);
+	if (r <= 0) {
+		free(s);
+		return NULL;
+	}
+	s[r] = '\0';
+	if (strlen(s) == (size_t)r && (size_t)r == STR_READ_MAX) {
+		free(s);	/* no terminator within the limit */
+		return NULL;
+	}
+	return s;
+}
+
+/* Map a virtual address to a file offset through the PT_LOAD segments. */
+static bool vaddr_to_off(Elf *e, size_t phnum, uint64_t vaddr, uint64_t *off)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < ph.p_filesz) {
+			*off = ph.p_offset + (vaddr - ph.p_vaddr);
+			return true;
+		}
+	}
+	return false;
+}
+
+static int read_dyninfo(const char *path, struct dyninfo *d)
+{
+	struct stat st;
+	Elf *e = NULL;
+	size_t phnum = 0;
+	uint64_t strtab = 0, stroff, strsz = 0;
+	uint64_t needed_off[NEEDED_MAX], rpath = UINT64_MAX, runpath = UINT64_MAX;
+	size_t nneeded = 0;
+	bool elf64, have_strtab = false;
+	unsigned char *dyn = NULL;
+	size_t dynlen = 0;
+	int fd, rc = 0;
+
+	memset(d, 0, sizeof(*d));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &phnum) != 0) {
+		rc = ELF_CET_ECORRUPT;
+		goto out;
+	}
+	elf64 = gelf_getclass(e) == ELFCLASS64;
+
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_INTERP && !d->interp) {
+			d->interp = read_str(fd, ph.p_offset, (uint64_t)st.st_size);
+		} else if (ph.p_type == PT_DYNAMIC && !dyn) {
+			uint64_t len = ph.p_filesz > DYN_READ_MAX ? DYN_READ_MAX : ph.p_filesz;
+
+			if (ph.p_offset > (uint64_t)st.st_size ||
+			    len > (uint64_t)st.st_size - ph.p_offset) {
+				rc = ELF_CET_ECORRUPT;
+				goto out;
+			}
+			dyn = malloc(len ? len : 1);
+			if (!dyn) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			rc = pread_full(fd, dyn, len, ph.p_offset);
+			if (rc)
+				goto out;
+			dynlen = len;
+		}
+	}
+
+	for (size_t o = 0, ent = elf64 ? 16 : 8; o + ent <= dynlen; o += ent) {
+		uint64_t tag = elf64 ? le64(dyn + o) : le32(dyn + o);
+		uint64_t val = elf64 ? le64(dyn + o + 8) : le32(dyn + o + 4);
+
+		if (tag == DT_NULL)
+			break;
+		switch (tag) {
+		case DT_NEEDED:
+			if (nneeded < NEEDED_MAX)
+				needed_off[nneeded++] = val;
+			break;
+		case DT_RPATH:
+			rpath = val;
+			break;
+		case DT_RUNPATH:
+			runpath = val;
+			break;
+		case DT_STRTAB:
+			strtab = val;
+			have_strtab = true;
+			break;
+		case DT_STRSZ:
+			strsz = val;
+			break;
+		}
+	}
+	if (!have_strtab || !(nneeded || rpath != UINT64_MAX || runpath != UINT64_MAX))
+		goto out;
+	if (!vaddr_to_off(e, phnum, strtab, &stroff)) {
+		rc = ELF_CET_ECORRUPT;
+		goto out;
+	}
+	d->needed = calloc(nneeded ? nneeded : 1, sizeof(char *));
+	if (!d->needed) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nneeded; i++) {
+		char *s;
+
+		if (needed_off[i] >= strsz)
+			continue;
+		s = read_str(fd, stroff + needed_off[i], (uint64_t)st.st_size);
+		if (s && *s)
+			d->needed[d->nneeded++] = s;
+		else
+			free(s);
+	}
+	if (rpath < strsz)
+		d->rpath = read_str(fd, stroff + rpath, (uint64_t)st.st_size);
+	if (runpath < strsz)
+		d->runpath = read_str(fd, stroff + runpath, (uint64_t)st.st_size);
+out:
+	free(dyn);
+	if (e)
+		elf_end(e);
+	close(fd);
+	if (rc)
+		dyninfo_free(d);
+	return rc;
+}
+
+/* ---- ld.so.cache -------------------------------------------------------- */
+
+#define CACHE_MAGIC_NEW		"glibc-ld.so.cache"
+#define CACHE_VERSION		"1.1"
+#define CACHE_HDR_SIZE		48
+#define CACHE_ENTRY_SIZE	24
+#define FLAG_TYPE_MASK		0x00ff
+#define FLAG_ELF_LIBC6		0x0003
+#define FLAG_REQUIRED_MASK	0xff00
+#define FLAG_X8664_LIB64	0x0300
+#define FLAG_X8632_LIBX32	0x0800
+
+int elf_deps_cache_parse(struct elf_deps_ctx *ctx, const void *buf, size_t size)
+{
+	const unsigned char *b = buf;
+	uint32_t nlibs;
+	struct cache_entry *ents;
+	unsigned char *copy;
+	size_t n = 0;
+
+	if (size < CACHE_HDR_SIZE || memcmp(b, CACHE_MAGIC_NEW CACHE_VERSION, 20) != 0)
+		return -EINVAL;
+	nlibs = le32(b + 20);
+	if ((uint64_t)nlibs * CACHE_ENTRY_SIZE > size - CACHE_HDR_SIZE)
+		return -EINVAL;
+	copy = malloc(size + 1);
+	ents = calloc(nlibs ? nlibs : 1, sizeof(*ents));
+	if (!copy || !ents) {
+		free(copy);
+		free(ents);
+		return -ENOMEM;
+	}
+	memcpy(copy, b, size);
+	copy[size] = '\0';	/* every string is terminated by the end at worst */
+	for (uint32_t i = 0; i < nlibs; i++) {
+		const unsigned char *p = copy + CACHE_HDR_SIZE + (size_t)i * CACHE_ENTRY_SIZE;
+		uint32_t key = le32(p + 4), value = le32(p + 8);
+
+		if (key >= size || value >= size)
+			continue;
+		ents[n].flags = (int32_t)le32(p);
+		ents[n].key = (const char *)copy + key;
+		ents[n].value = (const char *)copy + value;
+		n++;
+	}
+	free(ctx->cache_buf);
+	free(ctx->cache);
+	ctx->cache_buf = copy;
+	ctx->cache = ents;
+	ctx->ncache = n;
+	return 0;
+}
+
+static bool cache_flags_match(int32_t flags, int elfclass, unsigned int machine)
+{
+	int32_t req = flags & FLAG_REQUIRED_MASK;
+
+	if ((flags & FLAG_TYPE_MASK) != FLAG_ELF_LIBC6 && (flags & FLAG_TYPE_MASK) != 1)
+		return false;
+	if (machine == EM_X86_64)
+		return elfclass == ELFCLASS64 ? req == FLAG_X8664_LIB64 : req == FLAG_X8632_LIBX32;
+	if (machine == EM_386)
+		return req == 0;
+	return true;	/* other machines: let the ELF header check decide */
+}
+
+const char *elf_deps_cache_lookup(const struct elf_deps_ctx *ctx, const char *name,
+				  int elfclass, unsigned int machine)
+{
+	for (size_t i = 0; i < ctx->ncache; i++)
+		if (strcmp(ctx->cache[i].key, name) == 0 &&
+		    cache_flags_match(ctx->cache[i].flags, elfclass, machine))
+			return ctx->cache[i].value;
+	return NULL;
+}
+
+size_t elf_deps_cache_entries(const struct elf_deps_ctx *ctx)
+{
+	return ctx->ncache;
+}
+
+int elf_deps_ctx_new(struct elf_deps_ctx **out, const char *ld_cache, const char *sysroot)
+{
+	struct elf_deps_ctx *ctx = calloc(1, sizeof(*ctx));
+	char path[PATH_MAX];
+	char *buf;
+	long len;
+	int fd;
+
+	*out = NULL;
+	if (!ctx)
+		return -ENOMEM;
+	if (sysroot && *sysroot) {
+		ctx->sysroot = strdup(sysroot);
+		if (!ctx->sysroot) {
+			free(ctx);
+			return -ENOMEM;
+		}
+	}
+	ctx->tsize = 1024;
+	ctx->table = calloc(ctx->tsize, sizeof(*ctx->table));
+	if (!ctx->table) {
+		elf_deps_ctx_free(ctx);
+		return -ENOMEM;
+	}
+	snprintf(path, sizeof(path), "%s%s", ctx->sysroot ? ctx->sysroot : "",
+		 ld_cache ? ld_cache : "/etc/ld.so.cache");
+	/* The cache is optional: without it the default directories remain. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0) {
+		struct stat st;
+
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_size > 0 && st.st_size <= CACHE_READ_MAX) {
+			len = st.st_size;
+			buf = malloc((size_t)len);
+			if (buf && pread_full(fd, buf, (size_t)len, 0) == 0)
+				elf_deps_cache_parse(ctx, buf, (size_t)len);
+			free(buf);
+		}
+		close(fd);
+	}
+	*out = ctx;
+	return 0;
+}
+
+void elf_deps_ctx_free(struct elf_deps_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	for (size_t i = 0; i < ctx->tsize; i++) {
+		struct node *n = ctx->table ? ctx->table[i] : NULL;
+
+		if (!n)
+			continue;
+		free(n->obj.path);
+		free(n->obj.name);
+		dyninfo_free(&n->dyn);
+		free(n);
+	}
+	free(ctx->table);
+	free(ctx->cache_buf);
+	free(ctx->cache);
+	free(ctx->sysroot);
+	free(ctx);
+}
+
+/* ---- object table ------------------------------------------------------- */
+
+static int table_grow(struct elf_deps_ctx *ctx)
+{
+	size_t nsize = ctx->tsize * 2;
+	struct node **nt = calloc(nsize, sizeof(*nt));
+
+	if (!nt)
+		return -ENOMEM;
+	for (size_t i = 0; i < ctx->tsize; i++) {
+		struct node *n = ctx->table[i];
+		size_t j;
+
+		if (!n)
+			continue;
+		for (j = hash_str(n->obj.path) & (nsize - 1); nt[j]; j = (j + 1) & (nsize - 1))
+			;
+		nt[j] = n;
+	}
+	free(ctx->table);
+	ctx->table = nt;
+	ctx->tsize = nsize;
+	return 0;
+}
+
+/* Find or create (reading the file) the node of real path @rpath. */
+static struct node *node_get(struct elf_deps_ctx *ctx, const char *rpath, const char *name)
+{
+	struct node *n;
+	size_t j;
+
+	for (j = hash_str(rpath) & (ctx->tsize - 1); ctx->table[j];
+	     j = (j + 1) & (ctx->tsize - 1))
+		if (strcmp(ctx->table[j]->obj.path, rpath) == 0)
+			return ctx->table[j];
+
+	if ((ctx->tcount + 1) * 2 > ctx->tsize) {
+		if (table_grow(ctx))
+			return NULL;
+		for (j = hash_str(rpath) & (ctx->tsize - 1); ctx->table[j];
+		     j = (j + 1) & (ctx->tsize - 1))
+			;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	n->obj.path = strdup(rpath);
+	n->obj.name = strdup(name);
+	if (!n->obj.path || !n->obj.name) {
+		free(n->obj.path);
+		free(n->obj.name);
+		free(n);
+		return NULL;
+	}
+	n->obj.rc = elf_cet_read_path(rpath, &n->obj.info);
+	if (n->obj.rc == 0)
+		read_dyninfo(rpath, &n->dyn);	/* best effort: no deps if unreadable */
+	ctx->table[j] = n;
+	ctx->tcount++;
+	return n;
+}
+
+/* ---- resolution ----------------------------------------------------------- */
+
+/* Expand $ORIGIN/$LIB/$PLATFORM in one search-path element. */
+static bool expand_dst(const char *in, size_t len, const char *origin,
+		       int elfclass, unsigned int machine, char *out, size_t outsz)
+{
+	const char *lib = machine == EM_386 ? "lib/i386-linux-gnu" :
+			  elfclass == ELFCLASS32 ? "libx32" : "lib/x86_64-linux-gnu";
+	const char *platform = machine == EM_386 ? "i686" : "x86_64";
+	size_t o = 0;
+
+	for (size_t i = 0; i < len;) {
+		const char *rep = NULL;
+		size_t skip = 0;
+
+		if (in[i] == '$') {
+			static const struct { const char *name; int id; } dsts[] = {
+				{ "ORIGIN", 0 }, { "{ORIGIN}", 0 }, { "LIB", 1 },
+				{ "{LIB}", 1 }, { "PLATFORM", 2 }, { "{PLATFORM}", 2 },
+			};
+			for (size_t k = 0; k < sizeof(dsts) / sizeof(dsts[0]); k++) {
+				size_t l = strlen(dsts[k].name);
+
+				if (len - i - 1 >= l && strncmp(in + i + 1, dsts[k].name, l) == 0) {
+					rep = dsts[k].id == 0 ? origin : dsts[k].id == 1 ? lib : platform;
+					skip = 1 + l;
+					break;
+				}
+			}
+		}
+		if (rep) {
+			size_t rl = strlen(rep);
+
+			if (o + rl >= outsz)
+				return false;
+			memcpy(out + o, rep, rl);
+			o += rl;
+			i += skip;
+		} else {
+			if (o + 1 >= outsz)
+				return false;
+			out[o++] = in[i++];
+		}
+	}
+	out[o] = '\0';
+	return true;
+}
+
+/* Is @path an ELF object of the wanted class and machine? */
+static bool candidate_ok(struct elf_deps_ctx *ctx, const char *path, int elfclass,
+			 unsigned int machine, char *real, size_t realsz)
+{
+	unsigned char eh[20];
+	struct node *n;
+	int fd;
+	bool ok;
+
+	if (!realpath(path, real))
+		return false;
+	(void)realsz;
+	/* already known? */
+	for (size_t j = hash_str(real) & (ctx->tsize - 1); ctx->table[j];
+	     j = (j + 1) & (ctx->tsize - 1)) {
+		n = ctx->table[j];
+		if (strcmp(n->obj.path, real) == 0)
+			return n->obj.rc == 0 && n->obj.info.elfclass == elfclass &&
+			       n->obj.info.machine == machine;
+	}
+	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	ok = pread_full(fd, eh, sizeof(eh), 0) == 0 && memcmp(eh, ELFMAG, SELFMAG) == 0 &&
+	     eh[EI_CLASS] == elfclass && eh[EI_DATA] == ELFDATA2LSB &&
+	     (unsigned int)(eh[18] | eh[19] << 8) == machine;
+	close(fd);
+	return ok;
+}
+
+/* Search a colon-separated @list of directories for @name. */
+static bool search_list(struct elf_deps_ctx *ctx, const char *list, const char *name,
+			const char *origin, int elfclass, unsigned int machine,
+			bool prefix_sysroot, char *found)
+{
+	const char *p = list;
+
+	while (p && *p) {
+		const char *end = strchrnul(p, ':');
+		char dir[PATH_MAX], cand[PATH_MAX];
+
+		if (end > p && expand_dst(p, (size_t)(end - p), origin, elfclass, machine,
+					  dir, sizeof(dir))) {
+			int w = snprintf(cand, sizeof(cand), "%s%s/%s",
+					 prefix_sysroot && ctx->sysroot ? ctx->sysroot : "",
+					 dir, name);
+
+			if (w > 0 && (size_t)w < sizeof(cand) &&
+			    candidate_ok(ctx, cand, elfclass, machine, found, PATH_MAX))
+				return true;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+static const char *default_dirs(int elfclass, unsigned int machine)
+{
+	if (machine == EM_386)
+		return "/lib/i386-linux-gnu:/usr/lib/i386-linux-gnu:/lib32:/usr/lib32:/lib:/usr/lib";
+	if (elfclass == ELFCLASS32)
+		return "/libx32:/usr/libx32:/lib/x86_64-linux-gnux32:/usr/lib/x86_64-linux-gnux32:/lib:/usr/lib";
+	return "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib";
+}
+
+static void dirname_of(const char *path, char *out, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(out, size, ".");
+	else if (slash == path)
+		snprintf(out, size, "/");
+	else
+		snprintf(out, size, "%.*s", (int)(slash - path), path);
+}
+
+static bool resolve(struct elf_deps_ctx *ctx, const struct node *req, const struct node *root,
+		    const char *name, char *found)
+{
+	int cls = req->obj.info.elfclass;
+	unsigned int mach = req->obj.info.machine;
+	char origin[PATH_MAX], rorigin[PATH_MAX];
+	const char *env, *hit;
+
+	if (strchr(name, '/')) {
+		char tmp[PATH_MAX];
+
+		if (name[0] == '/') {
+			snprintf(tmp, sizeof(tmp), "%s%s", ctx->sysroot ? ctx->sysroot : "", name);
+		} else {
+			/* relative: against the current directory, like the loader */
+			snprintf(tmp, sizeof(tmp), "%s", name);
+		}
+		return candidate_ok(ctx, tmp, cls, mach, found, PATH_MAX);
+	}
+	dirname_of(req->obj.path, origin, sizeof(origin));
+	dirname_of(root->obj.path, rorigin, sizeof(rorigin));
+	if (!req->dyn.runpath) {
+		if (req->dyn.rpath && search_list(ctx, req->dyn.rpath, name, origin, cls, mach,
+						  false, found))
+			return true;
+		if (root != req && !root->dyn.runpath && root->dyn.rpath &&
+		    search_list(ctx, root->dyn.rpath, name, rorigin, cls, mach, false, found))
+			return true;
+	}
+	env = getenv("LD_LIBRARY_PATH");
+	if (env && *env && search_list(ctx, env, name, origin, cls, mach, false, found))
+		return true;
+	if (req->dyn.runpath &&
+	    search_list(ctx, req->dyn.runpath, name, origin, cls, mach, false, found))
+		return true;
+	for (size_t i = 0; i < ctx->ncache; i++) {
+		char cand[PATH_MAX];
+
+		if (strcmp(ctx->cache[i].key, name) != 0 ||
+		    !cache_flags_match(ctx->cache[i].flags, cls, mach))
+			continue;
+		hit = ctx->cache[i].value;
+		snprintf(cand, sizeof(cand), "%s%s", ctx->sysroot ? ctx->sysroot : "", hit);
+		if (candidate_ok(ctx, cand, cls, mach, found, PATH_MAX))
+			return true;
+	}
+	return search_list(ctx, default_dirs(cls, mach), name, origin, cls, mach, true, found);
+}
+
+static int push_missing(struct elf_closure *c, const char *name)
+{
+	char **nm;
+
+	for (size_t i = 0; i < c->nmissing; i++)
+		if (strcmp(c->missing[i], name) == 0)
+			return 0;
+	nm = realloc(c->missing, (c->nmissing + 1) * sizeof(*nm));
+	if (!nm)
+		return -ENOMEM;
+	c->missing = nm;
+	c->missing[c->nmissing] = strdup(name);
+	if (!c->missing[c->nmissing])
+		return -ENOMEM;
+	c->nmissing++;
+	return 0;
+}
+
+int elf_deps_closure(struct elf_deps_ctx *ctx, const char *path,
+		     const struct elf_cet_info *info, struct elf_closure *out)
+{
+	char real[PATH_MAX];
+	struct node *root, **queue = NULL;
+	size_t qlen = 0, qcap = 0, head = 0;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!realpath(path, real))
+		return -errno;
+	root = node_get(ctx, real, path);
+	if (!root)
+		return -ENOMEM;
+	if (root->obj.rc)
+		return root->obj.rc;
+	(void)info;
+	ctx->generation++;
+	root->seen = ctx->generation;
+
+#define PUSH(n) do {							\
+		if (qlen == qcap) {					\
+			size_t nc = qcap ? qcap * 2 : 32;		\
+			struct node **nq = realloc(queue, nc * sizeof(*nq)); \
+			if (!nq) { rc = -ENOMEM; goto out; }		\
+			queue = nq; qcap = nc;				\
+		}							\
+		queue[qlen++] = (n);					\
+	} while (0)
+
+	PUSH(root);
+	if (root->dyn.interp) {
+		char found[PATH_MAX];
+		char tmp[PATH_MAX];
+
+		snprintf(tmp, sizeof(tmp), "%s%s", ctx->sysroot ? ctx->sysroot : "",
+			 root->dyn.interp);
+		if (candidate_ok(ctx, tmp, root->obj.info.elfclass, root->obj.info.machine,
+				 found, sizeof(found))) {
+			struct node *n = node_get(ctx, found, root->dyn.interp);
+
+			if (!n) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			if (n->seen != ctx->generation) {
+				n->seen = ctx->generation;
+				PUSH(n);
+			}
+		} else if ((rc = push_missing(out, root->dyn.interp)) != 0) {
+			goto out;
+		}
+	}
+	while (head < qlen) {
+		struct node *cur = queue[head++];
+
+		for (size_t i = 0; i < cur->dyn.nneeded; i++) {
+			char found[PATH_MAX];
+			struct node *n;
+
+			if (!resolve(ctx, cur, root, cur->dyn.needed[i], found)) {
+				rc = push_missing(out, cur->dyn.needed[i]);
+				if (rc)
+					goto out;
+				continue;
+			}
+			n = node_get(ctx, found, cur->dyn.needed[i]);
+			if (!n) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			if (n->seen == ctx->generation)
+				continue;
+			n->seen = ctx->generation;
+			PUSH(n);
+		}
+	}
+#undef PUSH
+	out->objs = calloc(qlen, sizeof(*out->objs));
+	if (!out->objs) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < qlen; i++)
+		out->objs[i] = &queue[i]->obj;
+	out->nobjs = qlen;
+out:
+	free(queue);
+	if (rc)
+		elf_closure_free(out);
+	return rc;
+}
+
+void elf_closure_free(struct elf_closure *c)
+{
+	for (size_t i = 0; i < c->nmissing; i++)
+		free(c->missing[i]);
+	free(c->missing);
+	free(c->objs);
+	memset(c, 0, sizeof(*c));
+}
