@@ -42,10 +42,10 @@ static const struct cetctl_column audit_columns[] = {
 	[COL_THREADS]  = { "THREADS", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "number of threads" },
 	[COL_FEATURES] = { "FEATURES", 6, 0, SCOLS_JSON_STRING, "x86_Thread_features of the process (- no line)" },
 	[COL_LOCKED]   = { "LOCKED", 6, 0, SCOLS_JSON_STRING, "x86_Thread_features_locked of the process" },
-	[COL_SHSTK]    = { "SHSTK", 5, 0, SCOLS_JSON_BOOLEAN, "shadow stack enabled" },
-	[COL_WRSS]     = { "WRSS", 5, 0, SCOLS_JSON_BOOLEAN, "WRSS enabled" },
-	[COL_SHSTK_LOCKED] = { "SHSTK-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN, "shadow-stack setting locked" },
-	[COL_WRSS_LOCKED]  = { "WRSS-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN, "WRSS setting locked" },
+	[COL_SHSTK]    = { "SHSTK", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "shadow stack enabled" },
+	[COL_WRSS]     = { "WRSS", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "WRSS enabled" },
+	[COL_SHSTK_LOCKED] = { "SHSTK-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "shadow-stack setting locked" },
+	[COL_WRSS_LOCKED]  = { "WRSS-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "WRSS setting locked" },
 	[COL_DIFFER]   = { "DIFFER", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "threads whose feature lines differ from the process's" },
 	[COL_SS_VMAS]  = { "SS-VMAS", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "shadow-stack mappings (read only when a feature is on)" },
 	[COL_SS_SIZE]  = { "SS-SIZE", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "their total size in KiB" },
@@ -183,14 +183,22 @@ static bool want_pid(const struct audit_filter *f, pid_t pid)
 	return !f->npids || bsearch(&pid, f->pids, f->npids, sizeof(pid), cmp_pid);
 }
 
+/* The words, or "-" for a missing line (JSON: null). */
+static const char *line_words(const struct cet_feature_line *fl, bool json, char *buf, size_t size)
+{
+	if (!fl->present && json)
+		return NULL;
+	return cet_feature_line_str(fl, buf, size);
+}
+
 static void set_bool(struct cetctl_table *t, struct libscols_line *ln, int col,
 		     const struct cet_feature_line *fl, unsigned int bit)
 {
 	if (fl->present)
-		cetctl_table_set(t, ln, col, (fl->bits & bit) ? "true" : "false");
+		cetctl_table_set(t, ln, col, (fl->bits & bit) ? "yes" : "no");
 }
 
-static void add_row(struct cetctl_table *t, const struct proc_cet *pc)
+static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json)
 {
 	struct libscols_line *ln = cetctl_table_new_line(t, NULL);
 	char buf[512];
@@ -205,8 +213,8 @@ static void add_row(struct cetctl_table *t, const struct proc_cet *pc)
 	cetctl_table_set(t, ln, COL_COMM, pc->st.name);
 	cetctl_table_set(t, ln, COL_EXE, pc->exe[0] ? pc->exe : NULL);
 	cetctl_table_setf(t, ln, COL_THREADS, "%d", pc->st.threads);
-	cetctl_table_set(t, ln, COL_FEATURES, cet_feature_line_str(&pc->st.features, buf, sizeof(buf)));
-	cetctl_table_set(t, ln, COL_LOCKED, cet_feature_line_str(&pc->st.locked, buf, sizeof(buf)));
+	cetctl_table_set(t, ln, COL_FEATURES, line_words(&pc->st.features, json, buf, sizeof(buf)));
+	cetctl_table_set(t, ln, COL_LOCKED, line_words(&pc->st.locked, json, buf, sizeof(buf)));
 	set_bool(t, ln, COL_SHSTK, &pc->st.features, CET_FEAT_SHSTK);
 	set_bool(t, ln, COL_WRSS, &pc->st.features, CET_FEAT_WRSS);
 	set_bool(t, ln, COL_SHSTK_LOCKED, &pc->st.locked, CET_FEAT_SHSTK);
@@ -491,10 +499,10 @@ int cmd_audit(int argc, char **argv)
 		if (require) {
 			if (offends(&pc, req_bits, req_locked)) {
 				counts.offenders++;
-				add_row(t, &pc);
+				add_row(t, &pc, topts.json);
 			}
 		} else {
-			add_row(t, &pc);
+			add_row(t, &pc, topts.json);
 		}
 		proc_cet_free(&pc);
 	}

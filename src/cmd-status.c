@@ -38,9 +38,9 @@ static const struct cetctl_column status_columns[] = {
 	[COL_THREADS]  = { "THREADS", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "number of threads" },
 	[COL_FEATURES] = { "FEATURES", 6, 0, SCOLS_JSON_STRING, "x86_Thread_features words (unknown words kept; - no line)" },
 	[COL_LOCKED]   = { "LOCKED", 6, 0, SCOLS_JSON_STRING, "x86_Thread_features_locked words" },
-	[COL_SHSTK]    = { "SHSTK", 5, 0, SCOLS_JSON_BOOLEAN, "shadow stack enabled" },
-	[COL_WRSS]     = { "WRSS", 5, 0, SCOLS_JSON_BOOLEAN, "WRSS enabled" },
-	[COL_SHSTK_LOCKED] = { "SHSTK-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN, "shadow-stack setting locked" },
+	[COL_SHSTK]    = { "SHSTK", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "shadow stack enabled" },
+	[COL_WRSS]     = { "WRSS", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "WRSS enabled" },
+	[COL_SHSTK_LOCKED] = { "SHSTK-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "shadow-stack setting locked" },
 	[COL_SS_VMAS]  = { "SS-VMAS", 30, SCOLS_FL_WRAP, SCOLS_JSON_ARRAY_STRING, "shadow-stack mappings: start-end size rss (KiB)" },
 	[COL_SS_SIZE]  = { "SS-SIZE", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "total size of shadow-stack mappings (KiB)" },
 	[COL_SS_RSS]   = { "SS-RSS", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "resident shadow-stack memory (KiB)" },
@@ -93,11 +93,19 @@ static void join(char **buf, size_t *len, const char *item, bool json)
 	*len += sep + il;
 }
 
+/* The words, or "-" for a missing line (JSON: null). */
+static const char *line_words(const struct cet_feature_line *fl, bool json, char *buf, size_t size)
+{
+	if (!fl->present && json)
+		return NULL;
+	return cet_feature_line_str(fl, buf, size);
+}
+
 static void set_bool(struct cetctl_table *t, struct libscols_line *ln, int col,
 		     const struct cet_feature_line *fl, unsigned int bit)
 {
 	if (fl->present)
-		cetctl_table_set(t, ln, col, (fl->bits & bit) ? "true" : "false");
+		cetctl_table_set(t, ln, col, (fl->bits & bit) ? "yes" : "no");
 }
 
 static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
@@ -116,8 +124,8 @@ static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 	cetctl_table_set(t, ln, COL_COMM, pc->st.name);
 	cetctl_table_set(t, ln, COL_EXE, pc->exe[0] ? pc->exe : NULL);
 	cetctl_table_setf(t, ln, COL_THREADS, "%d", pc->st.threads);
-	cetctl_table_set(t, ln, COL_FEATURES, cet_feature_line_str(&pc->st.features, buf, sizeof(buf)));
-	cetctl_table_set(t, ln, COL_LOCKED, cet_feature_line_str(&pc->st.locked, buf, sizeof(buf)));
+	cetctl_table_set(t, ln, COL_FEATURES, line_words(&pc->st.features, ctl->json, buf, sizeof(buf)));
+	cetctl_table_set(t, ln, COL_LOCKED, line_words(&pc->st.locked, ctl->json, buf, sizeof(buf)));
 	set_bool(t, ln, COL_SHSTK, &pc->st.features, CET_FEAT_SHSTK);
 	set_bool(t, ln, COL_WRSS, &pc->st.features, CET_FEAT_WRSS);
 	set_bool(t, ln, COL_SHSTK_LOCKED, &pc->st.locked, CET_FEAT_SHSTK);
@@ -163,8 +171,8 @@ static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 				err(CETCTL_EXIT_FAILURE, "failed to allocate output line");
 			cetctl_table_setf(t, tl, COL_TID, "%d", (int)th->tid);
 			cetctl_table_set(t, tl, COL_COMM, th->comm);
-			cetctl_table_set(t, tl, COL_FEATURES, cet_feature_line_str(&th->features, buf, sizeof(buf)));
-			cetctl_table_set(t, tl, COL_LOCKED, cet_feature_line_str(&th->locked, buf, sizeof(buf)));
+			cetctl_table_set(t, tl, COL_FEATURES, line_words(&th->features, ctl->json, buf, sizeof(buf)));
+			cetctl_table_set(t, tl, COL_LOCKED, line_words(&th->locked, ctl->json, buf, sizeof(buf)));
 			set_bool(t, tl, COL_SHSTK, &th->features, CET_FEAT_SHSTK);
 			set_bool(t, tl, COL_WRSS, &th->features, CET_FEAT_WRSS);
 			set_bool(t, tl, COL_SHSTK_LOCKED, &th->locked, CET_FEAT_SHSTK);
