@@ -8,6 +8,7 @@
  * device in a tree is never opened, so a scan cannot hang.
  */
 #include <dirent.h>
+#include <elf.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -183,7 +184,7 @@ static const char *kernel_str(const struct elf_ctl *ctl, const struct elf_cet_in
 	case ELF_KERNEL_ALLOWS:		return "allows";
 	case ELF_KERNEL_BLOCKS:		return ctl->legacy_allowed ? "allows (override)" : "refuses";
 	case ELF_KERNEL_ENOEXEC:	return "ENOEXEC";
-	case ELF_KERNEL_NO_SHSTK:	return "no-shstk (32-bit)";
+	case ELF_KERNEL_NO_SHSTK:	return in->machine == EM_386 ? "no-shstk (i386)" : "no-shstk (x32)";
 	}
 	return "?";
 }
@@ -376,6 +377,11 @@ static int do_fd(struct elf_ctl *ctl, int fd, const char *path, bool explicit)
 	if (rc == ELF_CET_ENOTELF && !explicit) {
 		ctl->sum.not_elf++;
 		return 0;
+	}
+	if (rc == ELF_CET_ECORRUPT && info.error) {
+		warnx("elf: %s: corrupt ELF file: %s", path, info.error);
+		ctl->sum.errors++;
+		return -1;
 	}
 	if (rc) {
 		warnx("elf: %s: %s", path, rc_str(rc));

@@ -272,13 +272,15 @@ static int src_read_alloc(const struct elf_src *s, uint64_t off, uint64_t len,
 }
 
 static int judge_segment(const struct elf_src *s, const GElf_Phdr *ph, bool elf64,
-			 struct elf_prop_note *n)
+			 struct elf_prop_note *n, struct elf_cet_info *info)
 {
 	unsigned char *buf;
 	size_t len;
 	int rc;
 
 	rc = src_read_alloc(s, ph->p_offset, ph->p_filesz, NOTE_READ_MAX, &buf, &len);
+	if (rc == ELF_CET_ECORRUPT)
+		info->error = "note segment extends past the end of the file";
 	if (rc)
 		return rc;
 	elf_prop_parse(buf, len, ph->p_align, elf64, n);
@@ -326,8 +328,10 @@ static int read_sections(const struct elf_src *s, Elf *e, bool elf64,
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 
-	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+	if (elf_getshdrstrndx(e, &shstrndx) != 0) {
+		info->error = elf_errmsg(-1);
 		return ELF_CET_ECORRUPT;
+	}
 	while ((scn = elf_nextscn(e, scn)) != NULL) {
 		GElf_Shdr sh;
 		struct elf_prop_note n;
@@ -336,14 +340,18 @@ static int read_sections(const struct elf_src *s, Elf *e, bool elf64,
 		const char *name;
 		int rc;
 
-		if (!gelf_getshdr(scn, &sh))
+		if (!gelf_getshdr(scn, &sh)) {
+			info->error = elf_errmsg(-1);
 			return ELF_CET_ECORRUPT;
+		}
 		if (sh.sh_type != SHT_NOTE)
 			continue;
 		name = elf_strptr(e, shstrndx, sh.sh_name);
 		if (!name || strcmp(name, ".note.gnu.property") != 0)
 			continue;
 		rc = src_read_alloc(s, sh.sh_offset, sh.sh_size, NOTE_READ_MAX, &buf, &len);
+		if (rc == ELF_CET_ECORRUPT)
+			info->error = "note section extends past the end of the file";
 		if (rc)
 			return rc;
 		elf_prop_parse(buf, len, sh.sh_addralign, elf64, &n);
@@ -379,7 +387,7 @@ static int read_segments(const struct elf_src *s, Elf *e, size_t phnum, bool elf
 			continue;
 		if (decided)
 			continue;
-		rc = judge_segment(s, &ph, elf64, &n);
+		rc = judge_segment(s, &ph, elf64, &n, info);
 		if (rc)
 			return rc;
 		if (n.found && n.problem == ELF_PROP_BAD_ALIGN) {
@@ -411,7 +419,7 @@ static int read_segments(const struct elf_src *s, Elf *e, size_t phnum, bool elf
 				return ELF_CET_ECORRUPT;
 			if (ph.p_type != PT_NOTE)
 				continue;
-			rc = judge_segment(s, &ph, elf64, &n);
+			rc = judge_segment(s, &ph, elf64, &n, info);
 			if (rc)
 				return rc;
 			if (n.found) {
@@ -452,6 +460,8 @@ static int judge_kernel(const struct elf_src *s, Elf *e, size_t phnum, bool elf6
 			return 0;
 		}
 		rc = src_read_alloc(s, ph.p_offset, ph.p_filesz, KERNEL_NOTE_MAX, &buf, &len);
+		if (rc == ELF_CET_ECORRUPT)
+			info->error = "PT_GNU_PROPERTY extends past the end of the file";
 		if (rc)
 			return rc;
 		rc = elf_prop_kernel_parse(buf, len, elf64, &f1);
@@ -476,14 +486,17 @@ static int elf_cet_read(const struct elf_src *s, Elf *e, struct elf_cet_info *in
 
 	if (elf_kind(e) != ELF_K_ELF)
 		return ELF_CET_ENOTELF;
-	if (!gelf_getehdr(e, &eh))
+	if (!gelf_getehdr(e, &eh)) {
+		info->error = "truncated ELF header";
 		return ELF_CET_ECORRUPT;
+	}
 	info->elfclass = eh.e_ident[EI_CLASS];
 	elf64 = info->elfclass == ELFCLASS64;
 	info->machine = eh.e_machine;
 	info->type = eh.e_type;
 	info->x86 = eh.e_ident[EI_DATA] == ELFDATA2LSB &&
 		    (eh.e_machine == EM_X86_64 || eh.e_machine == EM_386);
+	info->error = "program headers extend past the end of the file";
 	if (elf_getphdrnum(e, &phnum) != 0)
 		return ELF_CET_ECORRUPT;
 	/* libelf quietly clamps a table that does not fit in the file. */
@@ -493,6 +506,7 @@ static int elf_cet_read(const struct elf_src *s, Elf *e, struct elf_cet_info *in
 		      phnum * (uint64_t)(elf64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) >
 		      s->size - eh.e_phoff))
 		return ELF_CET_ECORRUPT;
+	info->error = "unreadable program header";
 
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
@@ -526,8 +540,10 @@ static int elf_cet_read(const struct elf_src *s, Elf *e, struct elf_cet_info *in
 	}
 	is_static = info->kind == ELF_KIND_STATIC || info->kind == ELF_KIND_STATIC_PIE;
 
-	if (!info->x86 && eh.e_ident[EI_DATA] != ELFDATA2LSB)
+	if (!info->x86 && eh.e_ident[EI_DATA] != ELFDATA2LSB) {
+		info->error = NULL;
 		return 0;	/* big endian: no x86 properties to read */
+	}
 
 	if (info->kind == ELF_KIND_REL)
 		rc = read_sections(s, e, elf64, info);
@@ -535,29 +551,44 @@ static int elf_cet_read(const struct elf_src *s, Elf *e, struct elf_cet_info *in
 		rc = read_segments(s, e, phnum, elf64, is_static, info);
 	if (rc)
 		return rc;
+	info->error = NULL;
 
 	info->loader_ok = !info->note.found || info->note.problem == ELF_PROP_OK;
 	if (info->note.found && info->note.problem == ELF_PROP_OK)
 		info->loader_feature_1_and = info->note.loader_feature_1_and;
-	return judge_kernel(s, e, phnum, elf64, info);
+	rc = judge_kernel(s, e, phnum, elf64, info);
+	if (rc == 0)
+		info->error = NULL;
+	return rc;
 }
 
-static int check_ident(const struct elf_src *s)
+static int check_ident(const struct elf_src *s, struct elf_cet_info *info)
 {
 	unsigned char id[EI_NIDENT];
 	int rc;
 
-	if (s->size < EI_NIDENT)
-		return s->size >= SELFMAG ? ELF_CET_ECORRUPT : ELF_CET_ENOTELF;
-	rc = src_read(s, id, EI_NIDENT, 0);
+	if (s->size < SELFMAG)
+		return ELF_CET_ENOTELF;
+	rc = src_read(s, id, SELFMAG, 0);
 	if (rc)
 		return rc;
 	if (memcmp(id, ELFMAG, SELFMAG) != 0)
 		return ELF_CET_ENOTELF;
-	if (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64)
+	if (s->size < EI_NIDENT) {
+		info->error = "truncated ELF header";
 		return ELF_CET_ECORRUPT;
-	if (id[EI_DATA] != ELFDATA2LSB && id[EI_DATA] != ELFDATA2MSB)
+	}
+	rc = src_read(s, id, EI_NIDENT, 0);
+	if (rc)
+		return rc;
+	if (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64) {
+		info->error = "unknown ELF class";
 		return ELF_CET_ECORRUPT;
+	}
+	if (id[EI_DATA] != ELFDATA2LSB && id[EI_DATA] != ELFDATA2MSB) {
+		info->error = "unknown ELF data encoding";
+		return ELF_CET_ECORRUPT;
+	}
 	return 0;
 }
 
@@ -565,8 +596,10 @@ static int elf_cet_read_src(const struct elf_src *s, Elf *e, struct elf_cet_info
 {
 	int rc;
 
-	if (!e)
+	if (!e) {
+		out->error = elf_errmsg(-1);
 		return ELF_CET_ECORRUPT;
+	}
 	rc = elf_cet_read(s, e, out);
 	elf_end(e);
 	return rc;
@@ -578,7 +611,7 @@ int elf_cet_read_fd(int fd, off_t size, struct elf_cet_info *out)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = check_ident(&s);
+	rc = check_ident(&s, out);
 	if (rc)
 		return rc;
 	if (elf_version(EV_CURRENT) == EV_NONE)
@@ -593,7 +626,7 @@ int elf_cet_read_mem(const void *image, size_t size, struct elf_cet_info *out)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = check_ident(&s);
+	rc = check_ident(&s, out);
 	if (rc)
 		return rc;
 	if (elf_version(EV_CURRENT) == EV_NONE)

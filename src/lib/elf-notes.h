@@ -129,6 +129,9 @@ struct elf_cet_info {
 
 	enum elf_kernel_verdict kernel;
 	int kernel_err;			/* -ENOEXEC/-EIO for ELF_KERNEL_ENOEXEC */
+
+	/* Why the file was rejected (static text), with ELF_CET_ECORRUPT. */
+	const char *error;
 };
 
 /* Errors beyond -errno for "this is not (a valid) ELF file". */
