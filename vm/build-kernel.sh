@@ -14,7 +14,7 @@
 #                            the extracted tarball; the series is re-applied with `git am`
 #                            only when kernel-series/ changed (so rebuilds stay incremental)
 #   kernel/<key>/bzImage     key = sha256(recipe, package version, kernel-series/*, vm/kernel.config)
-#   kernel/<key>/bochs-<bkey>/bzImage-bochs   bkey = sha256(vm/bochs/*)
+#   kernel/<key>/bochs-<bkey>/bzImage-bochs   bkey = sha256(vm/bochs/*.patch)
 # Unchanged inputs → the cached bzImage is reused ("cached").
 # Env: CETCTL_CACHE, CETCTL_JOBS (default nproc), CETCTL_MAKE_TIMEOUT (s, default 5400),
 #      CCACHE_DIR (default: ccache's own default, shared with other kernel builds here).
@@ -77,7 +77,7 @@ key=$( { echo "recipe $RECIPE"; echo "$pkgver"; echo "$series_hash"; sha256sum <
 outdir=$CACHE/kernel/$key
 if [[ $variant == bochs ]]; then
   [[ -f $BOCHS_PATCH ]] || die "$BOCHS_PATCH missing"
-  bkey=$(hash_files "$BOCHS_DIR")
+  bkey=$(cat "$BOCHS_DIR"/*.patch | sha256sum | cut -c1-16)   # only the patches affect the kernel
   outdir=$outdir/bochs-$bkey
   out=$outdir/bzImage-bochs
 else
