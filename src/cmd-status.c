@@ -345,6 +345,12 @@ int cmd_status(int argc, char **argv)
 	ctl.t = cetctl_table_new(status_columns, ids, nids, &topts);
 	if (!ctl.t)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
+	/* JSON arrays: libsmartcols splits a cell at '\n' only through the
+	 * newline wrap functions. */
+	for (size_t k = 0; k < nids; k++)
+		if (status_columns[ids[k]].json_type == SCOLS_JSON_ARRAY_STRING)
+			scols_column_set_wrapfunc(scols_table_get_column(cetctl_table_scols(ctl.t), k),
+						  scols_wrapnl_chunksize, scols_wrapnl_nextchunk, NULL);
 	if (!ctl.ss_is_x86)
 		warnx("status: %s: smaps \"ss\" is not an x86 shadow stack here; not shown", machine);
 

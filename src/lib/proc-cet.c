@@ -150,15 +150,18 @@ int proc_cet_read(const char *root, pid_t pid, unsigned int what, bool ss_is_x86
 		read_objects(root, pc, mark, mark_ctx);
 
 	/*
-	 * Lost a file we had just seen: was it the whole process? Ask stat,
-	 * whose state field is read fresh: gone or Z/X means it exited.
+	 * Lost a file we had just seen: was it the whole process? stat's state
+	 * is read fresh (gone, or Z/X: it exited). An exiting task drops its
+	 * memory before it turns zombie, so a user process whose status has
+	 * no Vm lines any more is exiting too.
 	 */
 	if (pc->vanished) {
 		char state = proc_stat_state(root, pid);
+		struct proc_status again;
 
 		if (state == 'Z' || state == 'X')
 			pc->zombie = true;
-		else if (state)
+		else if (state && proc_status_read(root, pid, 0, &again) == 0 && again.has_vm)
 			pc->vanished = false;
 	}
 	return 0;
