@@ -1,0 +1,145 @@
+# tests/guest/lib/common.bash — shared by the kernel conformance suites
+# (tests/guest/conformance-*.bats). Load with:  load lib/common
+#
+# Where the helpers are: $HELPERS if set, else $CETCTL_HELPERS (exported by the guest's
+# /init), else /opt/cetctl/helpers, else the repository's build directory (running the
+# suites by hand on the host: `bats tests/guest/conformance-prctl.bats`).
+#
+# Tiers: in the guest (/init exports CETCTL_IN_GUEST=1) the kernel under test must have
+# user shadow-stack support, so its absence is a failure; on the host it is a skip.
+# Without CET hardware the hardware cases skip with
+#   "no shadow-stack hardware (cpuinfo lacks user_shstk)".
+
+if [[ -z ${HELPERS:-} ]]; then
+	for d in "${CETCTL_HELPERS:-}" /opt/cetctl/helpers \
+		"$BATS_TEST_DIRNAME/../../build/tests/guest-helpers"; do
+		if [[ -n $d && -d $d ]]; then
+			HELPERS=$(cd "$d" && pwd)
+			break
+		fi
+	done
+fi
+HELPERS=${HELPERS:-/opt/cetctl/helpers}
+export HELPERS
+
+in_guest() { [[ ${CETCTL_IN_GUEST:-} == 1 ]]; }
+
+fail() {
+	printf '%s\n' "$*" >&2
+	return 1
+}
+
+have_kernel_support() { grep -q '^x86_Thread_features:' /proc/self/status; }
+have_shstk_hw() { grep -qw user_shstk /proc/cpuinfo; }
+
+# The kernel was built with user shadow stacks (it prints the status lines).
+require_kernel_support() {
+	have_kernel_support && return 0
+	if in_guest; then
+		fail "kernel under test lacks user shadow-stack support (no x86_Thread_features in /proc/self/status)"
+		return 1
+	fi
+	skip "kernel without user shadow-stack support (host kernel: no x86_Thread_features in /proc/self/status)"
+}
+
+require_shstk() {
+	require_kernel_support || return 1
+	have_shstk_hw || skip "no shadow-stack hardware (cpuinfo lacks user_shstk)"
+}
+
+require_no_shstk_hw() {
+	require_kernel_support || return 1
+	if have_shstk_hw; then
+		skip "shadow-stack hardware present: the no-hardware behaviour does not apply"
+	fi
+}
+
+# Declare that kernel log lines matching ERE are provoked on purpose from now until the
+# end of the current suite, so vm/parse-results.sh does not count them as failures.
+# Protocol (vm/guest-expect, vm/parse-results.py): a line "CETCTL-EXPECT ERE" in the
+# kernel log. Only inside the guest: on the host there is no kernel under test.
+expect_kernel_log() {
+	in_guest || return 0
+	if command -v cetctl-expect >/dev/null; then
+		cetctl-expect "$1"
+	else
+		printf 'CETCTL-EXPECT %s\n' "$1" >/dev/kmsg
+	fi
+}
+
+# The fault lines a conformance suite provokes: #CP ("control protection") and
+# unhandled SIGSEGV ("segfault"), plus the rt_sigreturn refusals ("bad frame").
+expect_fault_lines() {
+	expect_kernel_log 'control protection|segfault|bad frame'
+}
+
+# run_helper NAME [ARGS...]: run a C helper; its exit status decides:
+#   0 pass, 77 skip (its "SKIP: reason" line becomes the skip reason), else fail.
+# Its whole output is printed, so a failing test shows every check.
+run_helper() {
+	local bin=$HELPERS/$1
+	shift
+	[[ -x $bin ]] || {
+		fail "helper $bin is missing (build: cmake --build build; guest: image lacks it)"
+		return 1
+	}
+	run "$bin" "$@"
+	printf '%s\n' "$output"
+	case $status in
+	0) return 0 ;;
+	77)
+		local why
+		why=$(grep -m1 '^SKIP: ' <<<"$output")
+		skip "${why#SKIP: }"
+		;;
+	*)
+		fail "helper ${bin##*/} $* exited with status $status"
+		return 1
+		;;
+	esac
+}
+
+# Value of a key=value word in a helper's one-line report.
+field() { # field KEY TEXT
+	local w
+	for w in $2; do
+		[[ $w == "$1="* ]] && {
+			printf '%s\n' "${w#*=}"
+			return 0
+		}
+	done
+	return 1
+}
+
+# Seed 011 policy in force: "allow" when booted with shstk_legacy_elf=allow or built
+# with CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN=y, else "block".
+legacy_elf_policy() {
+	if grep -qw 'shstk_legacy_elf=allow' /proc/cmdline; then
+		echo allow
+	elif [[ -r /proc/config.gz ]] &&
+		zcat /proc/config.gz 2>/dev/null | grep -q '^CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN=y'; then
+		echo allow
+	else
+		echo block
+	fi
+}
+
+# What userfaultfd on a shadow stack is expected to do: SHSTK_UFFD_EXPECT if set; our
+# 6.1 series: "works" (seed 006 makes UFFDIO_COPY create shadow-stack PTEs, as mainline
+# 6.6 did); newer mainline (measured on 6.12) refuses UFFDIO_REGISTER: "refused".
+uffd_expectation() {
+	if [[ -n ${SHSTK_UFFD_EXPECT:-} ]]; then
+		echo "$SHSTK_UFFD_EXPECT"
+		return
+	fi
+	local r maj min
+	r=$(uname -r)
+	maj=${r%%.*}
+	min=${r#*.}
+	min=${min%%[!0-9]*}
+	if ((maj > 6 || (maj == 6 && min >= 12))); then
+		echo refused
+	else
+		echo works
+	fi
+}
