@@ -1,0 +1,337 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# cetctl elf on fixtures built at test time (fixtures/build.sh): real gcc
+# output, hand-made notes glibc rejects, broken files, special files.
+
+load helpers
+
+setup_file() {
+	build_fixtures
+}
+
+setup() {
+	require_cetctl
+	[ -f "$FIXTURES/.stamp" ] || skip "fixtures not built"
+	F=$FIXTURES
+	TMP=$(mktemp -d "${BATS_TMPDIR:-/tmp}/cetctl-elf.XXXXXX")
+}
+
+teardown() {
+	[ -n "${TMP:-}" ] && rm -rf "$TMP"
+}
+
+# What the kernel column says for a binary marked IBT/SHSTK on this host:
+# the series' policy refuses it unless overridden on the command line.
+refused() {
+	if grep -q 'shstk_legacy_elf=allow' /proc/cmdline 2>/dev/null; then
+		echo "allows (override)"
+	else
+		echo "refuses"
+	fi
+}
+
+# elf_json FILE... -> JSON of the default columns plus the note values
+elf_json() {
+	"$CETCTL" elf -J -o FILE,ARCH,TYPE,IBT,SHSTK,LAM,NOTE,LOADER,KERNEL,ISA_NEEDED "$@"
+}
+
+# field FILE COLUMN -> the value of COLUMN for FILE (one file per call)
+field() {
+	elf_json "$1" | jq -r ".files[0].\"$2\""
+}
+
+@test "elf --help: every option, exit 0 on stdout" {
+	run --separate-stderr "$CETCTL" elf --help
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	for o in --recursive --deps --json --output --list-columns --noheadings --raw --help; do
+		grep -q -- "$o" <<<"$output" || { echo "missing $o"; return 1; }
+	done
+}
+
+@test "elf: usage errors exit 1 with a hint" {
+	run --separate-stderr "$CETCTL" elf
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"Try 'cetctl elf --help'"* ]]
+	run --separate-stderr "$CETCTL" elf --bogus "$F/hello-marked"
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"Try 'cetctl elf --help'"* ]]
+	run --separate-stderr "$CETCTL" elf -o FILE,NOPE "$F/hello-marked"
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"unknown column: NOPE"* ]]
+}
+
+@test "elf --list-columns: every column, text and JSON" {
+	run "$CETCTL" elf --list-columns
+	[ "$status" -eq 0 ]
+	for c in FILE ARCH TYPE IBT SHSTK LAM FEATURE_1_AND ISA_NEEDED ISA_USED FEATURE_2_USED \
+		 NOTE LOADER KERNEL DEPS DEPS_IBT NDEPS MISSING; do
+		grep -qw "$c" <<<"$output" || { echo "missing column $c"; return 1; }
+	done
+	run "$CETCTL" elf -J --list-columns
+	[ "$status" -eq 0 ]
+	jq -e '.columns | length == 17' <<<"$output"
+}
+
+@test "elf: gcc -Wl,-z,ibt,-z,shstk program is marked, accepted, refused by the kernel policy" {
+	run elf_json "$F/hello-marked"
+	[ "$status" -eq 0 ]
+	jq -e --arg k "$(refused)" '.files[0] | .arch == "x86-64" and .type == "pie" and
+		.ibt == true and .shstk == true and .note == "PT_GNU_PROPERTY" and
+		.loader == "ibt,shstk" and .kernel == $k and .isa_needed == "x86-64-baseline"' <<<"$output"
+	[ "$(field "$F/hello-marked-nopie" type)" = exec ]
+	[ "$(field "$F/hello-marked-nopie" loader)" = ibt,shstk ]
+}
+
+@test "elf: -fcf-protection alone does not mark a libc program (crt1.o is unmarked)" {
+	run elf_json "$F/hello-plain" "$F/hello-none"
+	[ "$status" -eq 0 ]
+	jq -e '[.files[] | .ibt == false and .shstk == false and .loader == "none" and
+		.kernel == "allows"] | all' <<<"$output"
+}
+
+@test "elf: SHSTK-only marking" {
+	run elf_json "$F/hello-shstk"
+	[ "$status" -eq 0 ]
+	jq -e '.files[0] | .ibt == false and .shstk == true and .loader == "shstk"' <<<"$output"
+}
+
+@test "elf: -nostdlib static programs: marked, unmarked, static-pie" {
+	run elf_json "$F/start-marked" "$F/start-unmarked" "$F/start-marked-spie"
+	[ "$status" -eq 0 ]
+	jq -e '.files[0] | .type == "static" and .ibt and .shstk and .loader == "ibt,shstk"' <<<"$output"
+	jq -e '.files[1] | .type == "static" and .ibt == false and .note == "-" and
+		.loader == "none" and .kernel == "allows"' <<<"$output"
+	jq -e '.files[2] | .type == "static-pie" and .shstk and .loader == "ibt,shstk"' <<<"$output"
+}
+
+@test "elf: glibc static program is unmarked" {
+	require_fixture hello-static
+	[ "$(field "$F/hello-static" type)" = static ]
+	[ "$(field "$F/hello-static" shstk)" = false ]
+}
+
+@test "elf: ELF32 i386 (-m32 -nostdlib)" {
+	require_fixture start32-marked
+	run elf_json "$F/start32-marked" "$F/start32-unmarked"
+	[ "$status" -eq 0 ]
+	jq -e '.files[0] | .arch == "i386" and .ibt and .shstk and .loader == "ibt,shstk" and
+		.kernel == "no-shstk (i386)"' <<<"$output"
+	jq -e '.files[1] | .arch == "i386" and .shstk == false' <<<"$output"
+}
+
+@test "elf: x32 (-mx32 -nostdlib)" {
+	require_fixture startx32-marked
+	run elf_json "$F/startx32-marked"
+	[ "$status" -eq 0 ]
+	jq -e '.files[0] | .arch == "x32" and .shstk and .loader == "ibt,shstk" and
+		.kernel == "no-shstk (x32)"' <<<"$output"
+}
+
+@test "elf: relocatable objects read .note.gnu.property" {
+	run elf_json "$F/obj-marked.o" "$F/obj-none.o"
+	[ "$status" -eq 0 ]
+	jq -e '.files[0] | .type == "rel" and .note == ".note.gnu.property" and .ibt and .shstk and
+		.loader == "-" and .kernel == "-"' <<<"$output"
+	jq -e '.files[1] | .type == "rel" and .note == "-" and .shstk == false' <<<"$output"
+}
+
+# made/<name> LOADER KERNEL IBT SHSTK
+@test "elf: notes glibc would ignore are shown, with the reason" {
+	local r; r=$(refused)
+	while IFS='|' read -r name loader kernel ibt shstk; do
+		run elf_json "$F/made/$name"
+		[ "$status" -eq 0 ] || { echo "$name: exit $status"; return 1; }
+		jq -e --arg l "$loader" --arg k "$kernel" --argjson i "$ibt" --argjson s "$shstk" \
+			'.files[0] | .loader == $l and .kernel == $k and .ibt == $i and .shstk == $s' \
+			<<<"$output" || { echo "$name: $output"; return 1; }
+	done <<EOT
+note-good64|ibt,shstk|$r|true|true
+note-align4|ignored: segment alignment not the word size|$r|true|true
+note-unordered|ignored: properties not in ascending order|ENOEXEC|true|true
+note-shortdesc|ignored: descsz < 8|ENOEXEC|false|false
+note-datasz8|ignored: pr_datasz != 4|ENOEXEC|false|false
+note-duplicate|ignored: more than one property note|$r|true|true
+note-static-ptnote|ignored: static executable without PT_GNU_PROPERTY|allows|true|true
+note-static-good|ibt,shstk|$r|true|true
+note-big|ibt,shstk|ENOEXEC|true|true
+note-good32|ibt,shstk|no-shstk (i386)|true|true
+note-32-align8|ignored: segment alignment not the word size|no-shstk (i386)|true|true
+note-x32|ibt,shstk|no-shstk (x32)|true|true
+note-ibt-only|ibt|$r|true|false
+note-zero|none|allows|false|false
+EOT
+	[ "$(field "$F/made/note-lam" lam)" = "u48,u57" ]
+}
+
+@test "elf: truncated and corrupt files: clear error, exit 1, scan goes on" {
+	while IFS='|' read -r name why; do
+		run --separate-stderr "$CETCTL" elf -n -o FILE "$F/made/$name" "$F/hello-marked"
+		[ "$status" -eq 1 ] || { echo "$name: exit $status"; return 1; }
+		[[ $stderr == *"$name: corrupt ELF file: $why"* ]] || { echo "$name: $stderr"; return 1; }
+		[ "$output" = "$F/hello-marked" ] || { echo "$name: $output"; return 1; }
+	done <<EOT
+trunc-note|note segment extends past the end of the file
+trunc-phdr|program headers extend past the end of the file
+trunc-magic|truncated ELF header
+corrupt-phoff|program headers extend past the end of the file
+corrupt-phnum|program headers extend past the end of the file
+corrupt-noteoff|note segment extends past the end of the file
+corrupt-class|unknown ELF class
+EOT
+}
+
+@test "elf: truncating a real binary anywhere never crashes" {
+	local size n=0 rc
+	size=$(stat -c %s "$F/hello-marked")
+	for cut in 0 3 17 63 64 100 500 800 900 1000 4096 $((size / 2)) $((size - 1)); do
+		head -c "$cut" "$F/hello-marked" >"$TMP/cut"
+		rc=0
+		"$CETCTL" elf "$TMP/cut" >/dev/null 2>"$TMP/err" || rc=$?
+		# 0 (headers and note survived the cut) or 1 with a message; never a crash
+		[ "$rc" -eq 0 ] || { [ "$rc" -eq 1 ] && grep -q "$TMP/cut: " "$TMP/err"; } ||
+			{ echo "cut $cut: rc $rc: $(cat "$TMP/err")"; return 1; }
+		n=$((n + 1))
+	done
+	[ "$n" -eq 13 ]
+}
+
+@test "elf: non-ELF files are errors when named" {
+	run --separate-stderr "$CETCTL" elf -n -o FILE "$F/not-elf.sh" "$F/empty" "$F/hello-plain"
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"not-elf.sh: not an ELF file"* ]]
+	[[ $stderr == *"empty: not an ELF file"* ]]
+	[ "$output" = "$F/hello-plain" ]
+}
+
+@test "elf: a directory needs -r; -r walks it, skipping non-ELF quietly" {
+	run --separate-stderr "$CETCTL" elf "$F/deps"
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"is a directory (use --recursive)"* ]]
+	run --separate-stderr "$CETCTL" elf -r -J -o FILE "$F/deps"
+	[ "$status" -eq 0 ]
+	jq -e '.files | length == 7' <<<"$output"
+	jq -e --arg f "$F/deps/libtop.so" '[.files[].file] | index($f) != null' <<<"$output"
+	# the whole fixture tree: non-ELF skipped, the broken files of made/ reported
+	run --separate-stderr "$CETCTL" elf -r -J -o FILE "$F"
+	[ "$status" -eq 1 ]
+	jq -e --arg f "$F/made/note-good64" '[.files[].file] | index($f) != null' <<<"$output"
+	jq -e '.summary | .errors == 7 and .not_elf >= 3' <<<"$output"
+}
+
+@test "elf -r: corrupt ELF files in a tree are errors, non-ELF is counted" {
+	mkdir -p "$TMP/t/sub"
+	cp "$F/hello-marked" "$TMP/t/sub/"
+	cp "$F/made/trunc-note" "$TMP/t/"
+	cp "$F/not-elf.sh" "$TMP/t/"
+	run --separate-stderr "$CETCTL" elf -r -J -o FILE "$TMP/t"
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"trunc-note: corrupt ELF file"* ]]
+	jq -e '.summary | .files == 1 and .not_elf == 1 and .errors == 1' <<<"$output"
+	jq -e --arg f "$TMP/t/sub/hello-marked" '.files[0].file == $f' <<<"$output"
+}
+
+@test "elf: FIFOs and devices are never opened (no hang)" {
+	mkfifo "$TMP/fifo"
+	run --separate-stderr timeout 10 "$CETCTL" elf "$TMP/fifo"
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"fifo: not a regular file"* ]]
+	run --separate-stderr timeout 10 "$CETCTL" elf /dev/null
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"/dev/null: not a regular file"* ]]
+	mkdir "$TMP/d"
+	mkfifo "$TMP/d/fifo"
+	cp "$F/hello-marked" "$TMP/d/"
+	run --separate-stderr timeout 10 "$CETCTL" elf -r -n -o FILE "$TMP/d"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$TMP/d/hello-marked" ]
+}
+
+@test "elf: symlink loops fail cleanly; -r does not follow symlinks" {
+	ln -s loop-b "$TMP/loop-a"
+	ln -s loop-a "$TMP/loop-b"
+	run --separate-stderr timeout 10 "$CETCTL" elf "$TMP/loop-a"
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"loop-a: Too many levels of symbolic links"* ]]
+	mkdir -p "$TMP/w/x"
+	ln -s .. "$TMP/w/x/up"
+	ln -s "$F/hello-marked" "$TMP/w/link"
+	cp "$F/hello-plain" "$TMP/w/x/"
+	run --separate-stderr timeout 20 "$CETCTL" elf -r -n -o FILE "$TMP"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$TMP/w/x/hello-plain" ]
+	# a symlink named on the command line is followed
+	run "$CETCTL" elf -n -o FILE,SHSTK "$TMP/w/link"
+	[ "$status" -eq 0 ]
+	[[ $output == *yes ]]
+}
+
+@test "elf: -n, --raw, -o and the summary line" {
+	run --separate-stderr "$CETCTL" elf -n --raw -o FILE,IBT,SHSTK,KERNEL "$F/hello-marked" "$F/hello-plain"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$F/hello-marked yes yes $(refused | sed 's/ /\\x20/g')" ]
+	[ "${lines[1]}" = "$F/hello-plain no no allows" ]
+	[[ $stderr == *"2 ELF files: 1 shstk, 1 ibt, 0 notes ignored by the loader"* ]]
+	run --separate-stderr "$CETCTL" elf -o +FEATURE_1_AND,FEATURE_2_USED,ISA_USED "$F/hello-marked"
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} == FILE*KERNEL*FEATURE_1_AND*FEATURE_2_USED*ISA_USED ]]
+	[[ ${lines[1]} == *0x3* ]]
+}
+
+@test "elf --json: one document with the files and a summary" {
+	run --separate-stderr "$CETCTL" elf -J "$F/hello-marked" "$F/hello-plain" "$F/made/note-align4" \
+		"$F/made/note-unordered" "$F/not-elf.sh"
+	[ "$status" -eq 1 ]
+	jq -e '.files | length == 4' <<<"$output"
+	jq -e '.summary | .files == 4 and .shstk == 1 and .ibt == 1 and .ignored == 2 and
+		.enoexec == 1 and .errors == 1' <<<"$output"
+	# the global -J works as well
+	run "$CETCTL" -J elf "$F/hello-marked"
+	[ "$status" -eq 0 ]
+	jq -e '.files[0].shstk == true' <<<"$output"
+}
+
+@test "elf --deps: libc and ld.so are the weakest links of a marked program" {
+	cd /
+	run --separate-stderr "$CETCTL" elf --deps -J -o FILE,DEPS,DEPS_IBT,NDEPS,MISSING "$F/deps/app-marked"
+	[ "$status" -eq 0 ]
+	jq -e '.files[0] | .ndeps == 4 and .missing == null' <<<"$output"
+	jq -e '.files[0].deps | startswith("no: ") and contains("libc.so.6") and
+		contains("ld-linux-x86-64.so.2") and (contains("libcetfix") | not) and
+		(contains("(self)") | not)' <<<"$output"
+}
+
+@test "elf --deps: RUNPATH and RPATH with \$ORIGIN, from another directory" {
+	cd /
+	run "$CETCTL" elf --deps -J -o FILE,NDEPS,MISSING "$F/deps/app-marked" "$F/deps/app-rpath"
+	[ "$status" -eq 0 ]
+	jq -e '[.files[] | .ndeps == 4 and .missing == null] | all' <<<"$output"
+}
+
+@test "elf --deps: a fully marked closure is ok, one unmarked object breaks it" {
+	run "$CETCTL" elf --deps -J -o FILE,DEPS,DEPS_IBT,NDEPS "$F/deps/libtop.so" "$F/deps/libtop-weak.so"
+	[ "$status" -eq 0 ]
+	jq -e '.files[0] | .deps == "ok" and .deps_ibt == "ok" and .ndeps == 2' <<<"$output"
+	jq -e '.files[1] | .deps == "no: libcetfix-none.so" and .ndeps == 2' <<<"$output"
+	jq -e '.summary.deps_ok == 1' <<<"$output"
+}
+
+@test "elf --deps: missing libraries are named; static programs have no closure" {
+	run "$CETCTL" elf --deps -J -o FILE,DEPS,MISSING "$F/deps/app-missing" "$F/start-marked"
+	[ "$status" -eq 0 ]
+	jq -e '.files[0].missing == "libgone.so"' <<<"$output"
+	jq -e '.files[1].deps == "-"' <<<"$output"
+}
+
+@test "elf --deps: LD_LIBRARY_PATH is searched like the loader does" {
+	mkdir "$TMP/l"
+	cp "$F/deps/libcetfix-none.so" "$TMP/l/libcetfix.so"
+	# RUNPATH comes after LD_LIBRARY_PATH: the unmarked copy wins
+	LD_LIBRARY_PATH="$TMP/l" run "$CETCTL" elf --deps -J -o FILE,DEPS "$F/deps/libtop.so"
+	[ "$status" -eq 0 ]
+	jq -e '.files[0].deps == "no: libcetfix.so"' <<<"$output"
+	# RPATH comes before it: the marked one next to the program wins
+	LD_LIBRARY_PATH="$TMP/l" run "$CETCTL" elf --deps -J -o FILE,DEPS,NDEPS "$F/deps/app-rpath"
+	[ "$status" -eq 0 ]
+	jq -e '.files[0].deps | contains("libcetfix") | not' <<<"$output"
+}

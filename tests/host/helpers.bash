@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared helpers of the host bats tests: `load helpers` from tests/host/*.bats.
+#
+#   CETCTL        the binary under test (default <repo>/build/cetctl; the
+#                 ASan tier points it at its own build)
+#   CETCTL_BUILD  build directory (default <repo>/build); fixtures go under it
+#   REPO          repository root
+#   FIXTURES      ELF fixtures built at test time (see fixtures/build.sh)
+
+HOST_TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HOST_TESTS/../.." && pwd)
+CETCTL_BUILD=${CETCTL_BUILD:-$REPO/build}
+CETCTL=${CETCTL:-$CETCTL_BUILD/cetctl}
+FIXTURES=${CETCTL_FIXTURES:-$CETCTL_BUILD/fixtures}
+export HOST_TESTS REPO CETCTL_BUILD CETCTL FIXTURES
+
+bats_require_minimum_version 1.5.0
+
+# Skip (with the reason) when the binary is not built.
+require_cetctl() {
+	[ -x "$CETCTL" ] || skip "cetctl not built at $CETCTL (cmake --build build)"
+}
+
+# Build the ELF fixtures once per run (a stamp makes it a no-op when current).
+# Call from setup_file; fails the file loudly when the build fails.
+build_fixtures() {
+	local log="$CETCTL_BUILD/fixtures-build.log"
+	mkdir -p "$CETCTL_BUILD"
+	if ! bash "$HOST_TESTS/fixtures/build.sh" "$FIXTURES" >"$log" 2>&1; then
+		cat "$log" >&2
+		echo "building fixtures failed (log: $log)" >&2
+		return 1
+	fi
+}
+
+# Skip when an optional fixture could not be built, with the reason.
+require_fixture() {
+	local f=$1
+	if [ ! -e "$FIXTURES/$f" ]; then
+		local why
+		why=$(grep -h "^${f%%-*}" "$FIXTURES/SKIPPED.txt" 2>/dev/null | head -n1)
+		skip "fixture $f not built: ${why:-unknown reason}"
+	fi
+}
+
+# True when `cetctl CMD --help` works (the subcommand is implemented).
+cetctl_has_cmd() {
+	local out
+	out=$("$CETCTL" "$1" --help 2>&1) || return 1
+	! grep -q 'not implemented yet' <<<"$out"
+}
+
+# Long options (--foo) listed by `cetctl [CMD] --help`, one per line, sorted.
+help_long_options() {
+	"$CETCTL" "$@" --help 2>/dev/null |
+		grep -oE '(^|[[:space:],])--[a-z0-9][a-z0-9-]*' |
+		sed -E 's/^[[:space:],]*//' | sort -u
+}
