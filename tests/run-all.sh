@@ -130,7 +130,7 @@ prepare_guest() {
 run_guest() {
 	local tier=$1 runner=$2 k=$3 glog=$artifacts/$1-console.log res p f s
 	log "$tier tier: booting $k"
-	bash "$runner" --log "$glog" "$k" "$initrd" >/dev/null 2>"$artifacts/$tier-runner.err" || true
+	bash "$runner" "$k" "$initrd" --log "$glog" >"$artifacts/$tier-runner.out" 2>"$artifacts/$tier-runner.err" || true
 	res=$(bash vm/parse-results.sh "$glog" "$tier")
 	local rc=$?
 	printf '%s\n' "$res"
