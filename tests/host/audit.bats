@@ -1,0 +1,192 @@
+#!/usr/bin/env bats
+# cetctl audit: recorded trees (tests/host/fixtures/proc) and the live system,
+# including a scan of 1,000+ processes of which some exit during the scan.
+
+setup_file() {
+	export CETCTL="${CETCTL:-$BATS_TEST_DIRNAME/../../build/cetctl}"
+	export FIX="$BATS_TEST_DIRNAME/fixtures/proc"
+}
+
+setup() {
+	[ -x "$CETCTL" ] || skip "cetctl not built at $CETCTL"
+}
+
+role() {
+	awk -v r="$2" '$1 == r { print $2 }' "$FIX/$1/roles"
+}
+
+cet() {
+	local tree=$1; shift
+	"$CETCTL" --proc-root "$FIX/$tree" "$@"
+}
+
+@test "audit: one row per user process; kernel threads, zombies, vanished left out" {
+	run cet cet-emulated audit -J
+	[ "$status" -eq 0 ]
+	want=$(for r in single threads zparent wrss unlocked unknown offlocked; do role cet-emulated $r; done | sort -n | jq -s -c .)
+	[ "$(echo "$output" | jq -c '[.processes[].pid]')" = "$want" ]
+}
+
+@test "audit: columns say enabled, locked, wrss, differing threads and the verdict" {
+	run cet cet-emulated audit -J -o PID,SHSTK,WRSS,SHSTK-LOCKED,WRSS-LOCKED,THREADS,DIFFER,SS-VMAS,VERDICT
+	[ "$status" -eq 0 ]
+	row() { echo "$output" | jq -c --argjson p "$(role cet-emulated "$1")" '.processes[] | select(.pid == $p)'; }
+	row single | jq -e '.shstk and ."shstk-locked" and (.wrss | not) and ."ss-vmas" == 1 and .verdict == "enabled and locked"'
+	row wrss | jq -e '.wrss and ."wrss-locked"'
+	row threads | jq -e '.threads == 3 and .differ == 1 and (.verdict | startswith("mixed"))'
+	row unlocked | jq -e '.shstk and (."shstk-locked" | not)'
+	# smaps is read only where a feature is on
+	row offlocked | jq -e '."ss-vmas" == null and (.shstk | not)'
+}
+
+@test "audit: --require shstk,locked lists the offenders and exits 1" {
+	run cet cet-emulated audit -J --require shstk,locked
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"4 of 7 processes do not meet --require shstk,locked"* ]]
+	json=$(echo "$output" | sed -n '/^{/,/^}/p')
+	want=$(for r in threads zparent unlocked offlocked; do role cet-emulated $r; done | sort -n | jq -s -c .)
+	[ "$(echo "$json" | jq -c '[.processes[].pid]')" = "$want" ]
+}
+
+@test "audit: --require shstk: every thread must have it (mixed offends), unlocked passes" {
+	run cet cet-emulated audit -o PID -n --require shstk
+	[ "$status" -eq 1 ]
+	offenders=$(echo "$output" | grep -v 'do not meet' | tr -d ' ' | sort -n | tr '\n' ' ')
+	want=$(for r in threads zparent offlocked; do role cet-emulated $r; done | sort -n | tr '\n' ' ')
+	[ "$offenders" = "$want" ]
+}
+
+@test "audit: --require met exits 0 with an empty list" {
+	run cet cet-emulated audit -J --pid "$(role cet-emulated single),$(role cet-emulated wrss)" --require shstk,locked
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '.processes | length == 0'
+}
+
+@test "audit: --pid, --comm and --user filter" {
+	run cet cet-emulated audit -o PID -n --pid "$(role cet-emulated wrss)"
+	[ "$status" -eq 0 ]
+	[ "$(echo $output)" = "$(role cet-emulated wrss)" ]
+	run cet cet-emulated audit -o COMM -n --comm python3
+	[ "$status" -eq 0 ]
+	[ "$(echo $output)" = "python3" ]
+	run cet cet-emulated audit -J --user root
+	echo "$output" | jq -e '.processes | length == 7'
+	run cet cet-emulated audit -J --user nobody
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '.processes | length == 0'
+}
+
+@test "audit: --pid naming a missing process warns and exits 1, the rest is shown" {
+	run cet cet-emulated audit -o PID -n --pid "999999,$(role cet-emulated single)"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"999999: no such process"* ]]
+	[[ "$output" == *"$(role cet-emulated single)"* ]]
+}
+
+@test "audit: --prometheus writes valid textfile metrics atomically" {
+	prom="$BATS_TEST_TMPDIR/cet.prom"
+	run cet cet-emulated audit --require shstk,locked --prometheus "$prom" -o PID
+	[ "$status" -eq 1 ]
+	[ -f "$prom" ]
+	# no temporary file left behind
+	[ "$(ls -A "$BATS_TEST_TMPDIR")" = "cet.prom" ]
+	grep -qx 'cetctl_audit_processes 7' "$prom"
+	grep -qx 'cetctl_audit_shstk_processes{state="enabled_locked"} 3' "$prom"
+	grep -qx 'cetctl_audit_shstk_processes{state="enabled_unlocked"} 1' "$prom"
+	grep -qx 'cetctl_audit_shstk_processes{state="mixed"} 1' "$prom"
+	grep -qx 'cetctl_audit_shstk_processes{state="disabled"} 2' "$prom"
+	grep -qx 'cetctl_audit_wrss_processes 1' "$prom"
+	grep -qx 'cetctl_audit_kernel_support 1' "$prom"
+	grep -qx 'cetctl_audit_skipped_processes{reason="kernel_thread"} 1' "$prom"
+	grep -qx 'cetctl_audit_skipped_processes{reason="zombie"} 1' "$prom"
+	grep -qx 'cetctl_audit_skipped_processes{reason="vanished"} 1' "$prom"
+	grep -qx 'cetctl_audit_offenders{require="shstk,locked"} 4' "$prom"
+	# exposition format: every sample line is NAME{labels} VALUE, every
+	# metric has HELP and TYPE
+	bad=$(grep -v '^#' "$prom" | grep -Ev '^[a-z_]+(\{[a-z_]+="[^"]*"\})? [0-9.e+-]+$' || true)
+	[ -z "$bad" ]
+	for m in $(grep -v '^#' "$prom" | sed 's/[{ ].*//' | sort -u); do
+		grep -q "^# HELP $m " "$prom"
+		grep -q "^# TYPE $m gauge" "$prom"
+	done
+}
+
+@test "audit: --prometheus into a missing directory fails with exit 1, output still printed" {
+	run cet cet-emulated audit -o PID -n --prometheus "$BATS_TEST_TMPDIR/nodir/x.prom"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot write"* ]]
+	[[ "$output" == *"$(role cet-emulated single)"* ]]
+}
+
+@test "audit: usage errors exit 1" {
+	run "$CETCTL" audit --require bogus
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"unknown feature"* ]]
+	run "$CETCTL" audit --require locked
+	[ "$status" -eq 1 ]
+	run "$CETCTL" audit --pid abc
+	[ "$status" -eq 1 ]
+	run "$CETCTL" audit --user no-such-user-xyz
+	[ "$status" -eq 1 ]
+	run "$CETCTL" audit 1234
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"Try 'cetctl audit --help'"* ]]
+	run "$CETCTL" audit --list-columns
+	[ "$status" -eq 0 ]
+	[[ "$output" == *VERDICT* ]]
+}
+
+@test "audit (live): JSON is valid and contains this shell" {
+	run "$CETCTL" audit -J
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e --argjson p "$$" 'any(.processes[]; .pid == $p)'
+	# no kernel threads among the rows
+	kt=$(grep -l '^Kthread:.1' /proc/[0-9]*/status 2>/dev/null | head -1 | cut -d/ -f3)
+	if [ -n "$kt" ]; then
+		echo "$output" | jq -e --argjson p "$kt" 'all(.processes[]; .pid != $p)'
+	fi
+}
+
+@test "audit (live): 1,000+ processes, some exiting during the scan: valid JSON, sane exit" {
+	n=1000
+	pids=()
+	for i in $(seq $n); do
+		sleep 120 & pids+=($!)
+	done
+	# churn: processes that start and exit while cetctl scans
+	( for r in $(seq 40); do
+		for j in $(seq 25); do sleep 0.0$((RANDOM % 9)) & done
+		wait
+	  done ) & churn=$!
+	# some of the long sleepers die during the scan too
+	( sleep 0.05; kill "${pids[@]:0:100}" 2>/dev/null ) & killer=$!
+
+	start=$(date +%s.%N)
+	rc=0
+	"$CETCTL" audit -J > "$BATS_TEST_TMPDIR/audit.json" 2> "$BATS_TEST_TMPDIR/audit.err" || rc=$?
+	end=$(date +%s.%N)
+	rc_req=0
+	"$CETCTL" audit -J --require shstk > "$BATS_TEST_TMPDIR/req.json" 2>/dev/null || rc_req=$?
+
+	wait "$killer" || true
+	kill "$churn" 2>/dev/null || true
+	wait "$churn" 2>/dev/null || true
+	kill "${pids[@]}" 2>/dev/null || true
+	wait "${pids[@]}" 2>/dev/null || true
+
+	echo "exit $rc, $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }') s" >&3
+	[ "$rc" -eq 0 ]
+	jq -e . "$BATS_TEST_TMPDIR/audit.json" >/dev/null
+	rows=$(jq '[.processes[] | select(.comm == "sleep")] | length' "$BATS_TEST_TMPDIR/audit.json")
+	echo "sleep rows: $rows" >&3
+	[ "$rows" -ge 900 ]
+	[ ! -s "$BATS_TEST_TMPDIR/audit.err" ] || { cat "$BATS_TEST_TMPDIR/audit.err"; false; }
+	jq -e . "$BATS_TEST_TMPDIR/req.json" >/dev/null
+	if grep -q '^x86_Thread_features:' /proc/self/status; then
+		[ "$rc_req" -eq 0 ] || [ "$rc_req" -eq 1 ]
+	else
+		# no kernel support: nobody has a shadow stack, every row offends
+		[ "$rc_req" -eq 1 ]
+		[ "$(jq '.processes | length' "$BATS_TEST_TMPDIR/req.json")" -ge 900 ]
+	fi
+}
