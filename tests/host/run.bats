@@ -1,0 +1,282 @@
+#!/usr/bin/env bats
+# cetctl run on the host: the launcher's contract (env/timeout conventions).
+# The host CPU/kernel have no user shadow stacks, so the real enabling is the
+# guest tiers' job (tests/guest/cetctl-run.bats); here --trace-only drives the
+# same ptrace start-up machinery with a harmless injected getpid().
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	if [ -f "$BATS_TEST_DIRNAME/helpers.bash" ]; then
+		load helpers
+	fi
+	CETCTL=${CETCTL:-$BATS_TEST_DIRNAME/../../build/cetctl}
+	[ -x "$CETCTL" ] || { echo "no cetctl binary at $CETCTL (build first)"; return 1; }
+	BUILD=${CETCTL_BUILD:-$(dirname "$CETCTL")}
+	TMP=$BATS_TEST_TMPDIR
+	ulimit -c 0
+	unset CETCTL_PRELOAD
+}
+
+# How a command ended, seen by a parent: "exit N" or "signal N".
+ended() {
+	perl -e 'system(@ARGV); my $s = $?; if ($s == -1) { print "cannot run\n" }
+		elsif ($s & 127) { printf "signal %d\n", $s & 127 } else { printf "exit %d\n", $s >> 8 }' -- "$@"
+}
+
+host_has_shstk() {
+	grep -qw user_shstk /proc/cpuinfo && grep -q '^x86_Thread_features:' /proc/self/status
+}
+
+@test "run: --help lists every option and exits 0" {
+	run "$CETCTL" run --help
+	[ "$status" -eq 0 ]
+	for o in --shstk --wrss --lock --no-lock --method --quiet --no-preload --trace-only --help; do
+		[[ "$output" == *"$o"* ]] || { echo "missing $o"; return 1; }
+	done
+}
+
+@test "run: every long option is in the man page and the completions" {
+	local top=$BATS_TEST_DIRNAME/../..
+	for o in shstk wrss lock no-lock method quiet no-preload trace-only; do
+		grep -qF -- "${o//-/\\-}" "$top/man/cetctl-run.1" || { echo "man: $o"; return 1; }
+		grep -E '^\s*run\)' "$top/completions/cetctl.bash" | grep -q -- "--$o" || { echo "bash: $o"; return 1; }
+		grep -q -- "$o" "$top/completions/_cetctl" || { echo "zsh: $o"; return 1; }
+		grep 'subcommand_from run' "$top/completions/cetctl.fish" | grep -q -- "-l $o" || { echo "fish: $o"; return 1; }
+	done
+}
+
+@test "run: no program is a usage error (1)" {
+	run "$CETCTL" run
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"no program given"* ]]
+	[[ "$output" == *"Try 'cetctl run --help'"* ]]
+}
+
+@test "run: unknown option and unknown method are usage errors (1)" {
+	run "$CETCTL" run --bogus true
+	[ "$status" -eq 1 ]
+	run "$CETCTL" run --method=magic true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"unknown method 'magic'"* ]]
+	run "$CETCTL" run --trace-only --shstk true
+	[ "$status" -eq 1 ]
+}
+
+@test "run: a program not found exits 127 and says so" {
+	run -127 "$CETCTL" run cetctl-no-such-program-$$
+	[[ "$output" == *"cetctl-no-such-program-$$: command not found in PATH"* ]]
+	run -127 "$CETCTL" run ./no/such/file
+	[[ "$output" == *"No such file or directory"* ]]
+	# Resolved before anything else: also with --shstk, and nothing else is said.
+	run -127 "$CETCTL" run --shstk cetctl-no-such-program-$$
+	[[ "$output" != *"shadow stacks"* ]]
+}
+
+@test "run: a program that cannot be executed exits 126" {
+	printf '#!/bin/sh\necho hi\n' > "$TMP/noexec"
+	chmod 0644 "$TMP/noexec"
+	run "$CETCTL" run "$TMP/noexec"
+	[ "$status" -eq 126 ]
+	[[ "$output" == *"Permission denied"* ]]
+	run "$CETCTL" run "$TMP"
+	[ "$status" -eq 126 ]
+	[[ "$output" == *"Is a directory"* ]]
+	mkdir -p "$TMP/bin"
+	cp "$TMP/noexec" "$TMP/bin/cetctl-noexec"
+	PATH="$TMP/bin:$PATH" run "$CETCTL" run cetctl-noexec
+	[ "$status" -eq 126 ]
+	[[ "$output" == *"not executable"* ]]
+}
+
+@test "run: PATH lookup takes the first executable match" {
+	mkdir -p "$TMP/a" "$TMP/b"
+	printf '#!/bin/sh\necho a\n' > "$TMP/a/cetctl-which"
+	printf '#!/bin/sh\necho b\n' > "$TMP/b/cetctl-which"
+	chmod 0644 "$TMP/a/cetctl-which"
+	chmod 0755 "$TMP/b/cetctl-which"
+	PATH="$TMP/a:$TMP/b:$PATH" run "$CETCTL" run cetctl-which
+	[ "$status" -eq 0 ]
+	[ "$output" = b ]
+}
+
+@test "run: exit statuses 0..255 pass through (exec and traced start-up)" {
+	local n rc
+	for n in 0 1 2 3 42 124 125 126 127 128 129 200 254 255; do
+		rc=0; "$CETCTL" run sh -c "exit $n" || rc=$?
+		[ "$rc" -eq "$n" ] || { echo "exec: $n -> $rc"; return 1; }
+		rc=0; "$CETCTL" run --trace-only sh -c "exit $n" || rc=$?
+		[ "$rc" -eq "$n" ] || { echo "traced: $n -> $rc"; return 1; }
+	done
+}
+
+@test "run: the launcher dies of the signal that killed the program" {
+	local sig num
+	for sig in HUP INT QUIT ABRT KILL USR1 SEGV PIPE TERM; do
+		num=$(kill -l "$sig")
+		[ "$(ended "$CETCTL" run --trace-only sh -c "kill -$sig \$\$")" = "signal $num" ] ||
+			{ echo "$sig: $(ended "$CETCTL" run --trace-only sh -c "kill -$sig \$\$")"; return 1; }
+		# and a shell sees the conventional 128+N
+		run bash -c '"$0" run --trace-only sh -c "kill -'"$sig"' \$\$"; echo "rc=$?"' "$CETCTL"
+		[[ "$output" == *"rc=$((128 + num))"* ]] || { echo "$sig: $output"; return 1; }
+	done
+}
+
+@test "run: a program exiting with 128+N is not mistaken for a signal" {
+	[ "$(ended "$CETCTL" run --trace-only sh -c 'exit 143')" = "exit 143" ]
+}
+
+@test "run: stdin, stdout and stderr are the program's" {
+	run bash -c 'echo hello | "$0" run --trace-only cat' "$CETCTL"
+	[ "$status" -eq 0 ]
+	[ "$output" = hello ]
+	head -c 300000 /dev/urandom > "$TMP/data"
+	"$CETCTL" run --trace-only cat < "$TMP/data" > "$TMP/out"
+	cmp "$TMP/data" "$TMP/out"
+	"$CETCTL" run --trace-only sh -c 'echo err >&2' 2> "$TMP/err" > "$TMP/out2"
+	[ "$(cat "$TMP/err")" = err ]
+	[ ! -s "$TMP/out2" ]
+}
+
+@test "run: the environment is untouched (plain, traced without preload)" {
+	# (bash sets $_ to the path of the command it runs: not part of the comparison)
+	env | grep -v '^_=' | sort > "$TMP/expected"
+	"$CETCTL" run env | grep -v '^_=' | sort > "$TMP/plain"
+	"$CETCTL" run --trace-only --no-preload env | grep -v '^_=' | sort > "$TMP/traced"
+	diff "$TMP/expected" "$TMP/plain"
+	diff "$TMP/expected" "$TMP/traced"
+}
+
+@test "run: the preload library is prepended to LD_PRELOAD, nothing else changes" {
+	[ -f "$BUILD/libcetctl-preload.so" ] || { echo "not built: $BUILD/libcetctl-preload.so"; return 1; }
+	run "$CETCTL" run --trace-only sh -c 'echo "$LD_PRELOAD"'
+	[ "$status" -eq 0 ]
+	[ "$output" = "$BUILD/libcetctl-preload.so" ]
+	LD_PRELOAD=/nonexistent-but-harmless.so run "$CETCTL" run --trace-only sh -c 'echo "$LD_PRELOAD"'
+	[[ "$output" == *"$BUILD/libcetctl-preload.so:/nonexistent-but-harmless.so" ]]
+	cp "$BUILD/libcetctl-preload.so" "$TMP/other.so"
+	CETCTL_PRELOAD="$TMP/other.so" run "$CETCTL" run --trace-only sh -c 'echo "$LD_PRELOAD"'
+	[ "$output" = "$TMP/other.so" ]
+	env | grep -v -e '^LD_PRELOAD=' -e '^_=' | sort > "$TMP/expected"
+	"$CETCTL" run --trace-only env | grep -v -e '^LD_PRELOAD=' -e '^_=' | sort > "$TMP/traced"
+	diff "$TMP/expected" "$TMP/traced"
+}
+
+@test "run: process group, session and cwd are untouched; no tracer stays attached" {
+	local want got
+	want=$(sh -c 'cut -d" " -f5,6 /proc/$$/stat')
+	got=$("$CETCTL" run --trace-only sh -c 'cut -d" " -f5,6 /proc/$$/stat')
+	[ "$got" = "$want" ]
+	got=$(cd "$TMP" && "$CETCTL" run --trace-only pwd)
+	[ "$got" = "$(cd "$TMP" && pwd)" ]
+	got=$("$CETCTL" run --trace-only sh -c 'grep "^TracerPid:" /proc/$$/status')
+	[[ "$got" =~ ^TracerPid:[[:space:]]+0$ ]]
+}
+
+@test "run: arguments after the program are the program's, -- works" {
+	run "$CETCTL" run sh -c 'echo "$*"' sh --shstk --no-lock
+	[ "$output" = "--shstk --no-lock" ]
+	run "$CETCTL" run --trace-only -- sh -c 'echo "$#"' sh a b c
+	[ "$output" = 3 ]
+}
+
+@test "run: a signal sent to cetctl reaches the program (forwarded)" {
+	"$CETCTL" run --trace-only sleep 20 &
+	local pid=$!
+	sleep 0.5
+	kill -TERM "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 143 ]
+}
+
+@test "run: signals sent during start-up are not lost" {
+	local i rc start
+	for i in $(seq 1 15); do
+		start=$SECONDS
+		"$CETCTL" run --trace-only sleep 8 &
+		local pid=$!
+		# no delay, then growing delays: before, during and after the start-up
+		[ "$i" -gt 1 ] && sleep "0.0$((i % 10))"
+		kill -USR1 "$pid" 2>/dev/null || true
+		rc=0
+		wait "$pid" || rc=$?
+		[ "$rc" -eq 138 ] || { echo "round $i: status $rc"; return 1; }
+		[ $((SECONDS - start)) -lt 6 ] || { echo "round $i: signal was lost"; return 1; }
+	done
+}
+
+@test "run: --shstk on this host fails with 125 and says why, program not started" {
+	host_has_shstk && skip "this host has user shadow stacks; the guest tiers cover failure"
+	run "$CETCTL" run --shstk touch "$TMP/started"
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"this CPU/kernel cannot do shadow stacks"* ]]
+	if ! grep -qw user_shstk /proc/cpuinfo; then
+		[[ "$output" == *"lacks user_shstk"* ]]
+	fi
+	if ! grep -q '^x86_Thread_features:' /proc/self/status; then
+		[[ "$output" == *"no x86_Thread_features line"* ]]
+	fi
+	[ ! -e "$TMP/started" ]
+	run "$CETCTL" run --wrss true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"cannot do shadow stacks"* ]]
+	run "$CETCTL" run --shstk --no-lock --method=ptrace -q true
+	[ "$status" -eq 125 ]
+}
+
+@test "run: --method=glibc needs glibc >= 2.39" {
+	local v
+	v=$(getconf GNU_LIBC_VERSION | awk '{print $2}')
+	if [ "$(printf '%s\n2.39\n' "$v" | sort -V | head -n1)" = 2.39 ]; then
+		skip "glibc $v manages shadow stacks itself"
+	fi
+	run "$CETCTL" run --shstk --method=glibc true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"needs glibc >= 2.39"* ]]
+	[[ "$output" == *"glibc $v"* ]]
+}
+
+@test "run: set-user-ID, set-group-ID and file-capability targets are refused" {
+	cp /bin/true "$TMP/suid"
+	chmod 4755 "$TMP/suid"
+	run "$CETCTL" run --shstk "$TMP/suid"
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"refusing to run set-user-ID program"* ]]
+	cp /bin/true "$TMP/sgid"
+	chmod 2755 "$TMP/sgid"
+	run "$CETCTL" run --trace-only "$TMP/sgid"
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"set-group-ID"* ]]
+	# without --shstk nothing is traced: plain exec, allowed
+	run "$CETCTL" run "$TMP/suid"
+	[ "$status" -eq 0 ]
+}
+
+@test "run: file-capability targets are refused" {
+	command -v setcap >/dev/null || skip "setcap not installed (libcap2-bin)"
+	cp /bin/true "$TMP/fcap"
+	setcap cap_net_raw+ep "$TMP/fcap" 2>/dev/null || skip "cannot set file capabilities here"
+	run "$CETCTL" run --shstk "$TMP/fcap"
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"file-capability"* ]]
+}
+
+@test "run: after the traced start-up the program runs normally (text and registers restored)" {
+	# the injected getpid() must leave registers and text exactly as exec left them
+	run "$CETCTL" run --trace-only sh -c 'a=$((6 * 7)); echo "$a"'
+	[ "$status" -eq 0 ]
+	[ "$output" = 42 ]
+	run "$CETCTL" run --trace-only /bin/ls -d /
+	[ "$output" = / ]
+}
+
+@test "run: traced start-up of a static program (entry point in the program, no ld.so)" {
+	local probe=$BUILD/tests/guest-helpers/run_probe
+	[ -x "$probe" ] || skip "guest helpers not built ($probe)"
+	run "$CETCTL" run --trace-only "$probe" exit 7
+	[ "$status" -eq 7 ]
+	run "$CETCTL" run --trace-only "$probe" status
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ssp: zero"* ]]
+}
