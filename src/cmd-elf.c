@@ -164,7 +164,8 @@ static const char *loader_str(const struct elf_cet_info *in, char *buf, size_t s
 		return "-";
 	if (in->note.found && in->note.problem != ELF_PROP_OK) {
 		if (in->note.problem == ELF_PROP_BAD_ALIGN)
-			snprintf(buf, size, "ignored: %s", "segment alignment not the word size");
+			snprintf(buf, size, "ignored: alignment not %d",
+				 in->elfclass == ELFCLASS64 ? 8 : 4);
 		else
 			snprintf(buf, size, "ignored: %s", elf_prop_problem_str(in->note.problem));
 		return buf;
@@ -711,6 +712,7 @@ int cmd_elf(int argc, char **argv)
 	} else {
 		if (ctl.sum.files)
 			cetctl_table_print(ctl.tb);
+		fflush(stdout);		/* the summary comes after the table */
 		print_summary_text(&ctl, deps);
 	}
 	cetctl_table_free(ctl.tb);

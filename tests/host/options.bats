@@ -1,0 +1,186 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Options stay consistent: every long option a command's --help lists is in
+# its man page (man/cetctl-<cmd>.1, else man/cetctl.1) and in the bash, zsh
+# and fish completions, and every option a completion offers is in --help.
+# --help/--version exit 0 on stdout; unknown options exit 1 with a hint.
+# Subcommands that are not written yet are skipped, with the reason.
+
+load helpers
+
+setup() {
+	require_cetctl
+	TMP=$(mktemp -d "${BATS_TMPDIR:-/tmp}/cetctl-opts.XXXXXX")
+}
+
+teardown() {
+	[ -n "${TMP:-}" ] && rm -rf "$TMP"
+}
+
+# Long options at the start of an option line of `cetctl [CMD] --help`.
+opts_help() {
+	"$CETCTL" "$@" --help 2>/dev/null |
+		sed -nE 's/^[[:space:]]+(-[A-Za-z0-9], )?--([a-z0-9][a-z0-9-]*).*/--\2/p' | sort -u
+}
+
+# Long options mentioned in a man page (roff escapes undone).
+opts_man() {
+	sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\f(..//g' "$1" |
+		grep -oE -- '(^|[^a-z0-9-])--[a-z0-9][a-z0-9-]*' | sed -E 's/^[^-]*//' | sort -u
+}
+
+# Long options of the OPTIONS section of a man page.
+opts_man_section() {
+	sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' "$1" |
+		awk '/^\.SH/ { on = ($2 == "OPTIONS") ; next } on' |
+		grep -oE -- '(^|[^a-z0-9-])--[a-z0-9][a-z0-9-]*' | sed -E 's/^[^-]*//' | sort -u
+}
+
+# Options the bash completion offers: "" for the global list, else CMD.
+opts_bash() {
+	local f=$COMPDIR/cetctl.bash
+	if [ -z "$1" ]; then
+		sed -nE 's/^[[:space:]]*local global_opts="([^"]*)".*/\1/p' "$f"
+	else
+		sed -nE "s/^[[:space:]]*$1\\)[[:space:]]+opts=\"([^\"]*)\".*/\\1/p" "$f"
+	fi | tr ' ' '\n' | grep -E '^--' | sort -u
+}
+
+opts_zsh() {
+	local f=$COMPDIR/_cetctl fn=_cetctl${1:+_$1}
+	awk -v fn="$fn" '$0 ~ "^" fn "\\(\\) \\{" { on = 1; next } on && /^}/ { on = 0 } on' "$f" |
+		grep -oE -- '(^|[^a-z0-9-])--[a-z0-9][a-z0-9-]*' | sed -E 's/^[^-]*//' | sort -u
+}
+
+opts_fish() {
+	local f=$COMPDIR/cetctl.fish
+	if [ -z "$1" ]; then
+		grep -E -- '-n "not __fish_seen_subcommand_from' "$f"
+	else
+		grep -E -- "-n \"__fish_seen_subcommand_from $1\"" "$f"
+	fi | grep -oE -- ' -l [a-z0-9][a-z0-9-]*' | sed -E 's/^ -l /--/' | sort -u
+}
+
+# check_options [CMD]: print every inconsistency, return 1 if any.
+check_options() {
+	local cmd=${1:-} man bad=0 o
+	local -a where
+	man=$MANDIR/cetctl.1
+	[ -n "$cmd" ] && [ -f "$MANDIR/cetctl-$cmd.1" ] && man=$MANDIR/cetctl-$cmd.1
+	opts_help $cmd >"$TMP/help"
+	[ -s "$TMP/help" ] || { echo "${cmd:-cetctl}: --help lists no long option"; return 1; }
+	opts_man "$man" >"$TMP/man"
+	opts_bash "$cmd" >"$TMP/bash"
+	opts_zsh "$cmd" >"$TMP/zsh"
+	opts_fish "$cmd" >"$TMP/fish"
+	for w in man bash zsh fish; do
+		for o in $(comm -23 "$TMP/help" "$TMP/$w"); do
+			echo "${cmd:-cetctl}: $o is in --help but not in $w"
+			bad=1
+		done
+	done
+	for w in bash zsh fish; do
+		for o in $(comm -13 "$TMP/help" "$TMP/$w"); do
+			echo "${cmd:-cetctl}: $o is in the $w completion but not in --help"
+			bad=1
+		done
+	done
+	# a per-command page documents exactly that command's options (plus
+	# the global ones, which may be repeated there)
+	if [ -n "$cmd" ] && [ "$man" != "$MANDIR/cetctl.1" ]; then
+		opts_man_section "$man" | comm -23 - <(sort -u "$TMP/help" <(opts_help)) >"$TMP/extra"
+		for o in $(cat "$TMP/extra"); do
+			echo "$cmd: $o is in the OPTIONS of $(basename "$man") but not in --help"
+			bad=1
+		done
+	fi
+	return $bad
+}
+
+# Skip a subcommand that says it is not written yet.
+require_cmd() {
+	local out
+	out=$("$CETCTL" "$1" --help 2>&1) || true
+	if grep -q 'not implemented yet' <<<"$out"; then
+		skip "cetctl $1 is not implemented yet"
+	fi
+}
+
+check_cmd() {
+	local cmd=$1
+	require_cmd "$cmd"
+	MANDIR=$REPO/man COMPDIR=$REPO/completions
+	run --separate-stderr "$CETCTL" "$cmd" --help
+	[ "$status" -eq 0 ] || { echo "$cmd --help: exit $status"; return 1; }
+	[ -n "$output" ] && [ -z "$stderr" ] || { echo "$cmd --help: not on stdout only"; return 1; }
+	run --separate-stderr "$CETCTL" "$cmd" --no-such-option-xyz
+	[ "$status" -eq 1 ] || { echo "$cmd: unknown option: exit $status"; return 1; }
+	[[ $stderr == *"Try 'cetctl"* ]] || { echo "$cmd: unknown option: stderr '$stderr'"; return 1; }
+	[ -z "$output" ] || { echo "$cmd: unknown option printed to stdout"; return 1; }
+	check_options "$cmd"
+}
+
+@test "options: the commands of cetctl --help are the ones checked here" {
+	run "$CETCTL" --help
+	[ "$status" -eq 0 ]
+	local listed
+	listed=$(awk '/^Commands:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }' <<<"$output" | sort | xargs)
+	[ "$listed" = "audit elf info map run status" ] || { echo "commands: $listed"; return 1; }
+	# and the completions offer exactly them
+	grep -q 'local cmds="elf status audit info run map"' "$REPO/completions/cetctl.bash"
+	grep -q "1:command:(elf status audit info run map)" "$REPO/completions/_cetctl"
+	grep -q "set -l cmds elf status audit info run map" "$REPO/completions/cetctl.fish"
+}
+
+@test "options: cetctl --help, --version exit 0 on stdout; unknown options exit 1" {
+	run --separate-stderr "$CETCTL" --help
+	[ "$status" -eq 0 ] && [ -n "$output" ] && [ -z "$stderr" ]
+	run --separate-stderr "$CETCTL" --version
+	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	[[ $output =~ ^cetctl\ [0-9]+\.[0-9]+ ]]
+	run --separate-stderr "$CETCTL" --no-such-option-xyz
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"Try 'cetctl --help'"* ]]
+	run --separate-stderr "$CETCTL" no-such-command
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"Try 'cetctl --help'"* ]]
+}
+
+@test "options: global options in man page and completions" {
+	MANDIR=$REPO/man COMPDIR=$REPO/completions
+	check_options ""
+}
+
+@test "options: elf"    { check_cmd elf; }
+@test "options: status" { check_cmd status; }
+@test "options: audit"  { check_cmd audit; }
+@test "options: info"   { check_cmd info; }
+@test "options: run"    { check_cmd run; }
+@test "options: map"    { check_cmd map; }
+
+@test "options: the check fails when an option is missing somewhere" {
+	local cmd=elf w
+	require_cmd "$cmd"
+	for w in man bash zsh fish; do
+		rm -rf "$TMP/m" "$TMP/c"
+		cp -r "$REPO/man" "$TMP/m"
+		cp -r "$REPO/completions" "$TMP/c"
+		case $w in
+		man)  sed -i -e 's/\\-\\-deps/\\-\\-gone/g' -e 's/--deps/--gone/g' "$TMP"/m/cetctl*.1 ;;
+		bash) sed -i 's/ --deps / /' "$TMP/c/cetctl.bash" ;;
+		zsh)  sed -i "/'--deps\[/d" "$TMP/c/_cetctl" ;;
+		fish) sed -i '/subcommand_from elf" -l deps/d' "$TMP/c/cetctl.fish" ;;
+		esac
+		MANDIR=$TMP/m COMPDIR=$TMP/c
+		run check_options "$cmd"
+		[ "$status" -eq 1 ] || { echo "removing --deps from $w went unnoticed"; return 1; }
+		[[ $output == *"--deps is in --help but not in $w"* ]] || { echo "$output"; return 1; }
+	done
+	# and an option only a completion knows is caught too
+	rm -rf "$TMP/c"; cp -r "$REPO/completions" "$TMP/c"
+	sed -i 's/elf)    opts="/elf)    opts="--bogus-opt /' "$TMP/c/cetctl.bash"
+	MANDIR=$REPO/man COMPDIR=$TMP/c
+	run check_options "$cmd"
+	[ "$status" -eq 1 ]
+	[[ $output == *"--bogus-opt is in the bash completion but not in --help"* ]]
+}
