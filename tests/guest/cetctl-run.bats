@@ -1,0 +1,262 @@
+#!/usr/bin/env bats
+# cetctl run and cetctl map inside the guest, against the kernel under test.
+#  QEMU (no CET in the CPU): the clear failures (run: 125 and why; map: 2, EOPNOTSUPP)
+#    and the launcher contract through the traced start-up.
+#  Bochs (emulated CET): the launched program runs with the shadow stack enabled and
+#    locked, cannot disable it, a ROP in it dies with SEGV_CPERR, --wrss, --no-lock,
+#    threads and fork, longjmp-heavy programs with and without the preload library,
+#    map_shadow_stack's "ss" VMA and a pivot onto it.
+# Helpers (tests/guest/helpers): run_probe (static), run_longjmp (dynamic).
+
+bats_require_minimum_version 1.5.0
+load lib/common
+
+# (no jq in the guest image: the text output is checked)
+
+setup() {
+	CETCTL=${CETCTL:-$(command -v cetctl || echo "$BATS_TEST_DIRNAME/../../build/cetctl")}
+	[[ -x $CETCTL ]] || fail "no cetctl binary"
+	PROBE=$HELPERS/run_probe
+	[[ -x $PROBE ]] || fail "helper $PROBE missing"
+	if [[ -z ${CETCTL_PRELOAD:-} ]]; then
+		local d
+		d=$(dirname "$CETCTL")
+		[[ -f $d/libcetctl-preload.so ]] && export CETCTL_PRELOAD=$d/libcetctl-preload.so
+	fi
+}
+
+need_hw() {
+	require_kernel_support || return 1
+	have_shstk_hw || skip "no shadow-stack hardware (cpuinfo lacks user_shstk)"
+}
+
+need_preload() {
+	[[ -n ${CETCTL_PRELOAD:-} && -f $CETCTL_PRELOAD ]] ||
+		fail "preload library not in the image (CETCTL_PRELOAD=${CETCTL_PRELOAD:-unset})"
+}
+
+# ---- no hardware (QEMU tier) ------------------------------------------------
+
+@test "run: without CET hardware --shstk fails with 125 and says the CPU lacks it" {
+	require_kernel_support
+	have_shstk_hw && skip "shadow-stack hardware present: the no-hardware behaviour does not apply"
+	run "$CETCTL" run --shstk -- "$PROBE" exit 0
+	echo "$output"
+	[[ $status -eq 125 ]] || fail "status $status"
+	[[ $output == *"this CPU/kernel cannot do shadow stacks"* ]] || fail "no reason given"
+	# the series prints the status lines, so the missing piece is the CPU
+	[[ $output == *"lacks user_shstk"* ]] || fail "reason does not name the CPU"
+	[[ $output != *"no x86_Thread_features line"* ]] || fail "blamed the kernel"
+}
+
+@test "map: without CET hardware fails with 2 and EOPNOTSUPP in words" {
+	require_kernel_support
+	have_shstk_hw && skip "shadow-stack hardware present: the no-hardware behaviour does not apply"
+	run "$CETCTL" map
+	echo "$output"
+	[[ $status -eq 2 ]] || fail "status $status"
+	[[ $output == *"the kernel or CPU has no shadow-stack support (EOPNOTSUPP)"* ]] || fail "wrong words"
+}
+
+# ---- launcher contract, any tier --------------------------------------------
+
+@test "run: status and signals pass through the traced start-up in the guest" {
+	run "$CETCTL" run --trace-only -- "$PROBE" exit 7
+	[[ $status -eq 7 ]] || fail "status $status"
+	run bash -c '"$0" run --trace-only -- sh -c "kill -USR1 \$\$"; echo "rc=$?"' "$CETCTL"
+	[[ $output == *"rc=138"* ]] || fail "$output"
+	run -127 "$CETCTL" run --shstk -- cetctl-no-such-program
+}
+
+# ---- with hardware (Bochs tier) ---------------------------------------------
+
+@test "run: the launched program has the shadow stack enabled and locked" {
+	need_hw
+	run "$CETCTL" run --shstk -q -- "$PROBE" status
+	echo "$output"
+	[[ $status -eq 0 ]] || fail "status $status"
+	grep -qE $'^x86_Thread_features:\tshstk *$' <<<"$output" || fail "not enabled"
+	grep -qE $'^x86_Thread_features_locked:\tshstk wrss *$' <<<"$output" || fail "not locked"
+	grep -q '^ssp: nonzero' <<<"$output" || fail "RDSSP reads 0"
+}
+
+@test "run: the launched program cannot disable its shadow stack (EPERM)" {
+	need_hw
+	run "$CETCTL" run --shstk -q -- "$PROBE" disable
+	echo "$output"
+	[[ $status -eq 0 ]] || fail "status $status"
+	[[ $output == "disable: EPERM" ]] || fail "expected EPERM"
+}
+
+@test "run: --no-lock leaves the features unlocked (disable works)" {
+	need_hw
+	run "$CETCTL" run --shstk --no-lock -q -- "$PROBE" status
+	echo "$output"
+	grep -qE $'^x86_Thread_features:\tshstk *$' <<<"$output" || fail "not enabled"
+	grep -qE $'^x86_Thread_features_locked:\t *$' <<<"$output" || fail "locked anyway"
+	run "$CETCTL" run --shstk --no-lock -q -- "$PROBE" disable
+	echo "$output"
+	[[ $output == "disable: ok" ]] || fail "disable refused"
+}
+
+@test "run: --wrss enables WRSS and the program can use it" {
+	need_hw
+	run "$CETCTL" run --wrss -q -- "$PROBE" status
+	echo "$output"
+	grep -qE $'^x86_Thread_features:\tshstk wrss *$' <<<"$output" || fail "WRSS not enabled"
+	grep -qE $'^x86_Thread_features_locked:\tshstk wrss *$' <<<"$output" || fail "not locked"
+	run "$CETCTL" run --wrss -q -- "$PROBE" wrss
+	echo "$output"
+	[[ $status -eq 0 && $output == "wrss: ok" ]] || fail "WRSS did not work"
+	# and without --wrss the instruction faults
+	expect_fault_lines
+	run "$CETCTL" run --shstk -q -- "$PROBE" wrss
+	echo "status $status: $output"
+	[[ $status -ne 0 && $output != *"wrss: ok"* ]] || fail "WRSS worked without --wrss"
+}
+
+@test "run: a ROP in the launched program dies with SEGV_CPERR" {
+	need_hw
+	# without a shadow stack the overwrite really reaches the gadget
+	run "$PROBE" rop
+	echo "$output"
+	[[ $status -eq 3 && $output == *"ROP reached the gadget"* ]] || fail "the ROP itself is broken"
+	run "$CETCTL" run --shstk -q -- "$PROBE" rop
+	echo "$output"
+	[[ $status -eq 42 ]] || fail "status $status"
+	[[ $output == "SEGV si_code=10" ]] || fail "not SEGV_CPERR"
+	# unhandled: cetctl dies of SIGSEGV like the program
+	expect_fault_lines
+	run bash -c '"$0" run --shstk -q -- "$1" rop-nohandler; echo "rc=$?"' "$CETCTL" "$PROBE"
+	echo "$output"
+	[[ $output == *"rc=139"* ]] || fail "expected death by SIGSEGV"
+	[[ $output != *"gadget"* ]] || fail "the gadget ran"
+}
+
+@test "run: threads and fork in the launched program keep working shadow stacks" {
+	need_hw
+	run "$CETCTL" run --shstk -q -- "$PROBE" threads
+	echo "$output"
+	[[ $status -eq 0 && $output == "threads: ok (main ssp nonzero)" ]] || fail "threads"
+	run "$CETCTL" run --shstk -q -- "$PROBE" fork
+	echo "$output"
+	[[ $status -eq 0 && $output == "fork: child ok" ]] || fail "fork"
+}
+
+@test "run: every longjmp flavour keeps the shadow stack right with the preload library" {
+	need_hw
+	need_preload
+	local b
+	for b in run_longjmp run_longjmp_plain; do
+		run "$CETCTL" run --shstk -q -- "$HELPERS/$b" 5
+		echo "$b: status $status"
+		echo "$output"
+		[[ $status -eq 0 ]] || fail "$b failed"
+		[[ $(grep -c '^ok .* ssp=same$' <<<"$output") -eq 25 ]] || fail "$b: SSP mismatch"
+	done
+}
+
+@test "run: without the preload library the same longjmp faults (it is needed)" {
+	need_hw
+	expect_fault_lines
+	run bash -c '"$0" run --shstk -q --no-preload -- "$1" 1; echo "rc=$?"' "$CETCTL" "$HELPERS/run_longjmp"
+	echo "$output"
+	[[ $output == *"rc=139"* ]] || fail "expected a control-protection SIGSEGV"
+	[[ $output != *"all returned"* ]] || fail "completed without the preload library"
+}
+
+@test "run: dash error path and perl eval/die complete with the preload library" {
+	need_hw
+	need_preload
+	run "$CETCTL" run --shstk -q -- dash -c 'nosuchcommand-cetctl; echo after'
+	echo "status $status: $output"
+	[[ $status -eq 0 && $output == *after ]] || fail "dash"
+	run "$CETCTL" run --shstk -q -- perl -e 'eval { die }; print "ok"'
+	echo "status $status: $output"
+	[[ $status -eq 0 && $output == ok ]] || fail "perl"
+}
+
+@test "run: dash error path and perl eval/die fault without the preload library" {
+	need_hw
+	expect_fault_lines
+	run bash -c '"$0" run --shstk -q --no-preload -- dash -c "nosuchcommand-cetctl; echo after" 2>/dev/null; echo "rc=$?"' "$CETCTL"
+	echo "$output"
+	[[ $output == *"rc=139"* && $output != *after* ]] || fail "dash did not fault"
+	run bash -c '"$0" run --shstk -q --no-preload -- perl -e "eval { die }; print qq(ok)"; echo "rc=$?"' "$CETCTL"
+	echo "$output"
+	[[ $output == *"rc=139"* && $output != ok* ]] || fail "perl did not fault"
+}
+
+@test "run: ordinary programs run under --shstk (cat, ls, bash -c)" {
+	need_hw
+	need_preload
+	run "$CETCTL" run --shstk -q -- cat /proc/self/status
+	grep -qE $'^x86_Thread_features:\tshstk' <<<"$output" || fail "cat: $output"
+	run "$CETCTL" run --shstk -q -- ls -d /proc
+	[[ $status -eq 0 && $output == /proc ]] || fail "ls"
+	run "$CETCTL" run --shstk -q -- bash -c 'f() { return 3; }; f; echo $?'
+	[[ $status -eq 0 && $output == 3 ]] || fail "bash"
+}
+
+@test "run: a binary refused by the legacy-ELF policy fails with 125 and says so" {
+	need_hw
+	local bin=$HELPERS/shstk_elf_marked
+	[[ -x $bin ]] || skip "helper shstk_elf_marked not built"
+	run "$CETCTL" run --shstk -q -- "$bin" </dev/null
+	echo "policy $(legacy_elf_policy): status $status: $output"
+	if [[ $(legacy_elf_policy) == block ]]; then
+		[[ $status -eq 125 ]] || fail "not refused"
+		[[ $output == *"legacy-ELF"* ]] || fail "reason not given"
+	else
+		[[ $status -ne 125 ]] || fail "refused although the policy allows it"
+	fi
+}
+
+@test "map: a shadow stack appears as an ss VMA with a valid token" {
+	need_hw
+	run "$CETCTL" map --token --size 16K
+	echo "$output"
+	[[ $status -eq 0 ]] || fail "status $status"
+	[[ $output =~ ss\ VMA:\ +yes ]] || fail "not an ss VMA"
+	[[ $output =~ token\ valid:\ +yes ]] || fail "token invalid"
+	grep -qE '^  VmFlags:.* ss( |$)' <<<"$output" || fail "smaps VmFlags lack ss"
+	run "$CETCTL" map -J --token
+	[[ $output == *'"shadow_stack_vma": true'* ]] || fail "JSON: $output"
+	run "$CETCTL" map --addr 0x1000
+	[[ $status -eq 1 && $output == *"(ERANGE)"* ]] || fail "ERANGE: $output"
+	run "$CETCTL" map --token --size 4
+	[[ $status -eq 1 && $output == *"(ENOSPC)"* ]] || fail "ENOSPC: $output"
+}
+
+@test "map: --hold keeps the ss mapping visible to other processes" {
+	need_hw
+	"$CETCTL" map --size 8K --hold 20 > "$BATS_TEST_TMPDIR/out" 2>/dev/null &
+	local pid=$! addr i
+	for i in $(seq 50); do
+		addr=$(awk '/^address:/ {print $2}' "$BATS_TEST_TMPDIR/out")
+		[[ -n $addr ]] && break
+		sleep 0.2
+	done
+	[[ -n $addr ]] || fail "no address printed"
+	awk -v a="${addr#0x}-" 'index($0, a) == 1 {f = 1} f && /^VmFlags:/ {print; exit}' "/proc/$pid/smaps" |
+		grep -qw ss || fail "no ss VMA at $addr in /proc/$pid/smaps"
+	kill "$pid"
+	wait "$pid" || true
+}
+
+@test "map: --pivot switches onto the new stack and returns cleanly" {
+	need_hw
+	run "$CETCTL" map --pivot
+	echo "$output"
+	[[ $status -eq 0 ]] || fail "status $status"
+	[[ $output =~ on\ new\ stack:\ +yes ]] || fail "SSP was not on the new stack"
+	[[ $output =~ returned:\ +yes ]] || fail "did not come back to the same SSP"
+	[[ $output =~ token\ again:\ +yes ]] || fail "no restore token afterwards"
+	[[ $output =~ temp\ enable:\ +yes ]] || fail "cetctl should have enabled temporarily"
+	# from a process that already runs with a locked shadow stack
+	run "$CETCTL" run --shstk -q -- "$CETCTL" map --pivot
+	echo "$output"
+	[[ $status -eq 0 ]] || fail "status $status under run --shstk"
+	[[ $output =~ temp\ enable:\ +no ]] || fail "enabled although already on"
+	[[ $output =~ returned:\ +yes ]] || fail "did not come back"
+}
