@@ -39,6 +39,10 @@ complete -c cetctl -n "__fish_seen_subcommand_from audit" -l raw -d 'raw output'
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -s h -l help -d 'display help'
 # info
 complete -c cetctl -n "__fish_seen_subcommand_from info" -s J -l json -d 'JSON output'
+complete -c cetctl -n "__fish_seen_subcommand_from info" -s o -l output -r -a 'NAME VALUE DETAIL' -d 'output columns'
+complete -c cetctl -n "__fish_seen_subcommand_from info" -l list-columns -d 'list the output columns'
+complete -c cetctl -n "__fish_seen_subcommand_from info" -s n -l noheadings -d 'no headings'
+complete -c cetctl -n "__fish_seen_subcommand_from info" -l raw -d 'raw output'
 complete -c cetctl -n "__fish_seen_subcommand_from info" -s h -l help -d 'display help'
 # run
 complete -c cetctl -n "__fish_seen_subcommand_from run" -s s -l shstk -d 'enable shadow stacks'
