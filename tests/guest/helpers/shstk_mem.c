@@ -464,7 +464,7 @@ __attribute__((noreturn)) static void case_uffd(const char *expect)
 	int r = ioctl(uffd_fd, UFFDIO_REGISTER, &reg);
 	int e = errno;
 	if (!strcmp(expect, "refused")) {
-		check(r == -1, "UFFDIO_REGISTER on a shadow stack refused: %s",
+		check(r == -1 && e == EINVAL, "UFFDIO_REGISTER on a shadow stack refused: %s (expected EINVAL)",
 		      r ? strerrorname_np(e) ?: "?" : "it succeeded");
 		finish();
 	}
