@@ -15,6 +15,8 @@ PKGS=(
   # guest image contents / tooling
   bats busybox-static bash coreutils grep sed gawk findutils util-linux procps dash perl-base
   gzip python3 jq
+  # cetctl run/map: start-up benchmark (bench/run-startup.sh), file-capability test (setcap)
+  hyperfine libcap2-bin
   # emulators and boot media
   qemu-system-x86 bochs bochsbios vgabios isolinux syslinux-common xorriso
 )

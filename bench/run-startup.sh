@@ -1,0 +1,43 @@
+#!/bin/bash
+# bench/run-startup.sh [CETCTL] — start-up overhead of `cetctl run` against a plain exec.
+#
+# Compares, for a program that does nothing (/bin/true) and one that maps a few
+# libraries (/bin/ls /):
+#   plain            the program itself
+#   run              cetctl run PROG            (resolve + exec: the launcher's floor)
+#   run --trace-only cetctl run --trace-only    (fork, ptrace through execve, one injected
+#                                                syscall, restore, verify-free detach, wait)
+#   run --shstk      cetctl run --shstk -q      (the real thing: enable + lock + /proc check;
+#                                                only where this CPU/kernel has user_shstk)
+# Uses hyperfine when installed (vm/install-deps.sh installs it), else a bash loop.
+# Results: a table on stdout; with hyperfine also bench/results-<host>.md if BENCH_SAVE=1.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+CETCTL=${1:-${CETCTL:-$top/build/cetctl}}
+[[ -x $CETCTL ]] || { echo "run-startup: no cetctl at $CETCTL (build first)" >&2; exit 1; }
+runs=${BENCH_RUNS:-200}
+
+shstk=0
+if grep -qw user_shstk /proc/cpuinfo && grep -q '^x86_Thread_features:' /proc/self/status; then
+	shstk=1
+fi
+
+for prog in "/bin/true" "/bin/ls /"; do
+	cmds=("$prog" "$CETCTL run $prog" "$CETCTL run --trace-only $prog")
+	((shstk)) && cmds+=("$CETCTL run --shstk -q $prog")
+	echo "== $prog  (user shadow stacks here: $([[ $shstk == 1 ]] && echo yes || echo no))"
+	if command -v hyperfine >/dev/null; then
+		args=(--warmup 20 --runs "$runs" -N --style basic)
+		[[ ${BENCH_SAVE:-0} == 1 ]] &&
+			args+=(--export-markdown "$top/bench/results-$(hostname)-${prog//[^a-z]/_}.md")
+		hyperfine "${args[@]}" "${cmds[@]}" 2>&1 | grep -v '^ *$' | sed -n '/Time\|±\|faster\|^ *[0-9.]* ±\|Summary\|Benchmark/p'
+	else
+		for c in "${cmds[@]}"; do
+			start=$(date +%s%N)
+			for ((i = 0; i < runs; i++)); do $c >/dev/null; done
+			end=$(date +%s%N)
+			printf '%-50s %8.1f us/run\n' "$c" "$(((end - start) / runs / 1000)).0"
+		done
+	fi
+done
