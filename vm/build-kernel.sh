@@ -16,7 +16,8 @@
 #   kernel/<key>/bzImage     key = sha256(recipe, package version, kernel-series/*, vm/kernel.config)
 #   kernel/<key>/bochs-<bkey>/bzImage-bochs   bkey = sha256(vm/bochs/*.patch)
 # Unchanged inputs → the cached bzImage is reused ("cached").
-# Env: CETCTL_CACHE, CETCTL_JOBS (default nproc), CETCTL_MAKE_TIMEOUT (s, default 5400),
+# Env: CETCTL_SERIES_DIR (another series dir with a `series` file, for trying a
+#      series before it is committed), CETCTL_CACHE, CETCTL_JOBS (default nproc), CETCTL_MAKE_TIMEOUT (s, default 5400),
 #      CCACHE_DIR (default: ccache's own default, shared with other kernel builds here).
 set -euo pipefail
 
@@ -35,7 +36,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${CETCTL_CACHE:-/root/.cache/cetctl}
 JOBS=${CETCTL_JOBS:-$(nproc)}
 MAKE_TMO=${CETCTL_MAKE_TIMEOUT:-5400}
-SERIES_DIR=$REPO/kernel-series
+SERIES_DIR=${CETCTL_SERIES_DIR:-$REPO/kernel-series}
 FRAG=$REPO/vm/kernel.config
 BOCHS_DIR=$REPO/vm/bochs
 BOCHS_PATCH=$BOCHS_DIR/cet-bochs27-quirks.patch

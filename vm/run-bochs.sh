@@ -9,9 +9,11 @@
 #   --filter REGEX    only tests whose name matches (bats --filter; no spaces)
 #   --suites a,b      only tests/guest/a.bats, b.bats
 #   --append "ARGS"   extra kernel command line
-#   --no-quirks       boot WITHOUT cet_bochs_cpuid/cet_xinuse_quirk (opt-in demonstration
-#                     that the Bochs bugs are observable; not for CI: tests are expected
-#                     to fail). Tier name becomes bochs-noquirks.
+#   --no-quirks       opt-in demonstration that the Bochs bugs are observable (not for CI,
+#                     tests are expected to fail; see vm/bochs/demo-noquirks.sh): boots with
+#                     `nopku clearcpuid=fsrm cet_bochs_cpuid` — XSAVES stays on (without
+#                     cet_bochs_cpuid 6.1 falls back to FXSAVE and nothing is observable),
+#                     but no cet_xinuse_quirk and AVX enabled. Tier name bochs-noquirks.
 #   --megs N          guest RAM (default: 256, more for a large initramfs)
 #   --no-parse        only boot and save the log (exit 0 when the final marker was seen)
 # Kernel command line: console=ttyS0,115200 nopku clearcpuid=avx,fsrm cet_bochs_cpuid
@@ -37,7 +39,7 @@ while (($#)); do
     --no-quirks) quirks=0; tier=bochs-noquirks; shift ;;
     --megs) megs=$2; shift 2 ;;
     --no-parse) parse=0; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) pos+=("$1"); shift ;;
   esac
@@ -60,8 +62,11 @@ run=$REPO/build/vm/bochs
 rm -rf "$run"; mkdir -p "$run/iso/isolinux" "$(dirname "$log")"
 
 cmdline="console=ttyS0,115200 panic=-1 loglevel=5 printk.time=1 mitigations=off"
-cmdline+=" nopku clearcpuid=avx,fsrm"
-((quirks)) && cmdline+=" cet_bochs_cpuid cet_xinuse_quirk"
+if ((quirks)); then
+  cmdline+=" nopku clearcpuid=avx,fsrm cet_bochs_cpuid cet_xinuse_quirk"
+else
+  cmdline+=" nopku clearcpuid=fsrm cet_bochs_cpuid"
+fi
 cmdline+=" cetctl.tier=$tier cetctl.timeout=${CETCTL_BOCHS_SUITE_TIMEOUT:-3000}"
 [[ -n $filter ]] && cmdline+=" cetctl.filter=$filter"
 [[ -n $suites ]] && cmdline+=" cetctl.suites=$suites"
