@@ -185,8 +185,9 @@ cet() {	# cet TREE args... : cetctl against a recorded tree
 }
 
 @test "status (live): a zombie: clear message, exit 1" {
-	# sleep 0 exits; its parent became `sleep 30` by exec and never reaps it.
-	bash -c 'sleep 0 & exec sleep 30' & parent=$!
+	# the child exits after its parent became `sleep 30` by exec, which never
+	# reaps it (a child that exits before the exec could be reaped by bash)
+	bash -c 'sleep 0.3 & exec sleep 30' & parent=$!
 	pids_to_kill+=("$parent")
 	for _ in $(seq 50); do
 		z=$(cat /proc/$parent/task/$parent/children 2>/dev/null | tr -d ' ')
