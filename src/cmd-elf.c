@@ -266,6 +266,13 @@ static int add_deps(struct elf_ctl *ctl, struct libscols_line *ln, const char *p
 		warnx("elf: %s: resolving dependencies: %s", path, rc_str(rc));
 		return rc;
 	}
+	if (c.nobjs && c.objs[0]->dyn_rc) {
+		/* e.g. a separate .debug file: headers without contents */
+		cetctl_table_set(ctl->tb, ln, COL_DEPS, "unknown: unreadable dynamic section");
+		cetctl_table_set(ctl->tb, ln, COL_DEPS_IBT, "unknown: unreadable dynamic section");
+		elf_closure_free(&c);
+		return 0;
+	}
 	v = closure_verdict(&c, CET_X86_FEATURE_1_SHSTK);
 	if (v && strcmp(v, "ok") == 0)
 		ctl->sum.deps_ok++;
@@ -509,7 +516,8 @@ static int walk(struct elf_ctl *ctl, int dfd, const char *path,
 		ctl->sum.errors++;
 		rc = -1;
 	}
-	qsort(names, n, sizeof(*names), cmp_names);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
 	for (size_t i = 0; i < n; i++) {
 		if (walk_entry(ctl, dirfd(d), path, names[i], stack, depth) < 0)
 			rc = -1;

@@ -28,6 +28,7 @@ struct dyninfo {
 	char *rpath;
 	char *runpath;
 	char *interp;
+	char *soname;
 };
 
 struct node {
@@ -125,6 +126,7 @@ static void dyninfo_free(struct dyninfo *d)
 	free(d->rpath);
 	free(d->runpath);
 	free(d->interp);
+	free(d->soname);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -154,6 +156,15 @@ static char *read_str(int fd, uint64_t off, uint64_t fsize)
 	return s;
 }
 
+/* A DT_NEEDED name: printable, no control characters. */
+static bool sane_name(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			return false;
+	return true;
+}
+
 /* Map a virtual address to a file offset through the PT_LOAD segments. */
 static bool vaddr_to_off(Elf *e, size_t phnum, uint64_t vaddr, uint64_t *off)
 {
@@ -177,6 +188,7 @@ static int read_dyninfo(const char *path, struct dyninfo *d)
 	size_t phnum = 0;
 	uint64_t strtab = 0, stroff, strsz = 0;
 	uint64_t needed_off[NEEDED_MAX], rpath = UINT64_MAX, runpath = UINT64_MAX;
+	uint64_t soname = UINT64_MAX;
 	size_t nneeded = 0;
 	bool elf64, have_strtab = false;
 	unsigned char *dyn = NULL;
@@ -205,6 +217,10 @@ static int read_dyninfo(const char *path, struct dyninfo *d)
 			continue;
 		if (ph.p_type == PT_INTERP && !d->interp) {
 			d->interp = read_str(fd, ph.p_offset, (uint64_t)st.st_size);
+			if (d->interp && (!*d->interp || !sane_name(d->interp))) {
+				rc = ELF_CET_ECORRUPT;
+				goto out;
+			}
 		} else if (ph.p_type == PT_DYNAMIC && !dyn) {
 			uint64_t len = ph.p_filesz > DYN_READ_MAX ? DYN_READ_MAX : ph.p_filesz;
 
@@ -242,6 +258,9 @@ static int read_dyninfo(const char *path, struct dyninfo *d)
 		case DT_RUNPATH:
 			runpath = val;
 			break;
+		case DT_SONAME:
+			soname = val;
+			break;
 		case DT_STRTAB:
 			strtab = val;
 			have_strtab = true;
@@ -251,7 +270,7 @@ static int read_dyninfo(const char *path, struct dyninfo *d)
 			break;
 		}
 	}
-	if (!have_strtab || !(nneeded || rpath != UINT64_MAX || runpath != UINT64_MAX))
+	if (!have_strtab || strsz == 0)
 		goto out;
 	if (!vaddr_to_off(e, phnum, strtab, &stroff)) {
 		rc = ELF_CET_ECORRUPT;
@@ -268,15 +287,22 @@ static int read_dyninfo(const char *path, struct dyninfo *d)
 		if (needed_off[i] >= strsz)
 			continue;
 		s = read_str(fd, stroff + needed_off[i], (uint64_t)st.st_size);
-		if (s && *s)
+		if (s && *s && sane_name(s)) {
 			d->needed[d->nneeded++] = s;
-		else
+		} else {
+			/* separate debug files (.debug) keep the program headers
+			 * but not the bytes behind them: garbage, not names */
 			free(s);
+			rc = ELF_CET_ECORRUPT;
+			goto out;
+		}
 	}
 	if (rpath < strsz)
 		d->rpath = read_str(fd, stroff + rpath, (uint64_t)st.st_size);
 	if (runpath < strsz)
 		d->runpath = read_str(fd, stroff + runpath, (uint64_t)st.st_size);
+	if (soname < strsz)
+		d->soname = read_str(fd, stroff + soname, (uint64_t)st.st_size);
 out:
 	free(dyn);
 	if (e)
@@ -490,7 +516,7 @@ static struct node *node_get(struct elf_deps_ctx *ctx, const char *rpath, const 
 	}
 	n->obj.rc = elf_cet_read_path(rpath, &n->obj.info);
 	if (n->obj.rc == 0)
-		read_dyninfo(rpath, &n->dyn);	/* best effort: no deps if unreadable */
+		n->obj.dyn_rc = read_dyninfo(rpath, &n->dyn);
 	ctx->table[j] = n;
 	ctx->tcount++;
 	return n;
@@ -629,18 +655,18 @@ static bool resolve(struct elf_deps_ctx *ctx, const struct node *req, const stru
 	char origin[PATH_MAX], rorigin[PATH_MAX];
 	const char *env, *hit;
 
+	dirname_of(req->obj.path, origin, sizeof(origin));
 	if (strchr(name, '/')) {
-		char tmp[PATH_MAX];
+		char exp[PATH_MAX], tmp[PATH_MAX];
 
-		if (name[0] == '/') {
-			snprintf(tmp, sizeof(tmp), "%s%s", ctx->sysroot ? ctx->sysroot : "", name);
-		} else {
-			/* relative: against the current directory, like the loader */
-			snprintf(tmp, sizeof(tmp), "%s", name);
-		}
+		/* $ORIGIN etc. are expanded in DT_NEEDED names too */
+		if (!expand_dst(name, strlen(name), origin, cls, mach, exp, sizeof(exp)))
+			return false;
+		/* relative: against the current directory, like the loader */
+		snprintf(tmp, sizeof(tmp), "%s%s", exp[0] == '/' && ctx->sysroot ?
+			 ctx->sysroot : "", exp);
 		return candidate_ok(ctx, tmp, cls, mach, found, PATH_MAX);
 	}
-	dirname_of(req->obj.path, origin, sizeof(origin));
 	dirname_of(root->obj.path, rorigin, sizeof(rorigin));
 	if (!req->dyn.runpath) {
 		if (req->dyn.rpath && search_list(ctx, req->dyn.rpath, name, origin, cls, mach,
@@ -670,6 +696,46 @@ static bool resolve(struct elf_deps_ctx *ctx, const struct node *req, const stru
 	return search_list(ctx, default_dirs(cls, mach), name, origin, cls, mach, true, found);
 }
 
+/* Names already loaded in this closure: the loader matches a DT_NEEDED
+ * name against them (and their DT_SONAME) before searching anything. */
+struct loaded {
+	const char **names;
+	struct node **nodes;
+	size_t n, cap;
+};
+
+static int loaded_add(struct loaded *l, const char *name, struct node *n)
+{
+	if (!name)
+		return 0;
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 32;
+		const char **nn = realloc(l->names, nc * sizeof(*nn));
+		struct node **nd;
+
+		if (!nn)
+			return -ENOMEM;
+		l->names = nn;
+		nd = realloc(l->nodes, nc * sizeof(*nd));
+		if (!nd)
+			return -ENOMEM;
+		l->nodes = nd;
+		l->cap = nc;
+	}
+	l->names[l->n] = name;
+	l->nodes[l->n] = n;
+	l->n++;
+	return 0;
+}
+
+static struct node *loaded_find(const struct loaded *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->names[i], name) == 0)
+			return l->nodes[i];
+	return NULL;
+}
+
 static int push_missing(struct elf_closure *c, const char *name)
 {
 	char **nm;
@@ -693,6 +759,7 @@ int elf_deps_closure(struct elf_deps_ctx *ctx, const char *path,
 {
 	char real[PATH_MAX];
 	struct node *root, **queue = NULL;
+	struct loaded ld = { 0 };
 	size_t qlen = 0, qcap = 0, head = 0;
 	int rc = 0;
 
@@ -719,6 +786,8 @@ int elf_deps_closure(struct elf_deps_ctx *ctx, const char *path,
 	} while (0)
 
 	PUSH(root);
+	if ((rc = loaded_add(&ld, root->dyn.soname, root)) != 0)
+		goto out;
 	if (root->dyn.interp) {
 		char found[PATH_MAX];
 		char tmp[PATH_MAX];
@@ -737,6 +806,9 @@ int elf_deps_closure(struct elf_deps_ctx *ctx, const char *path,
 				n->seen = ctx->generation;
 				PUSH(n);
 			}
+			if ((rc = loaded_add(&ld, root->dyn.interp, n)) != 0 ||
+			    (rc = loaded_add(&ld, n->dyn.soname, n)) != 0)
+				goto out;
 		} else if ((rc = push_missing(out, root->dyn.interp)) != 0) {
 			goto out;
 		}
@@ -748,6 +820,8 @@ int elf_deps_closure(struct elf_deps_ctx *ctx, const char *path,
 			char found[PATH_MAX];
 			struct node *n;
 
+			if (loaded_find(&ld, cur->dyn.needed[i]))
+				continue;
 			if (!resolve(ctx, cur, root, cur->dyn.needed[i], found)) {
 				rc = push_missing(out, cur->dyn.needed[i]);
 				if (rc)
@@ -759,6 +833,9 @@ int elf_deps_closure(struct elf_deps_ctx *ctx, const char *path,
 				rc = -ENOMEM;
 				goto out;
 			}
+			if ((rc = loaded_add(&ld, cur->dyn.needed[i], n)) != 0 ||
+			    (rc = loaded_add(&ld, n->dyn.soname, n)) != 0)
+				goto out;
 			if (n->seen == ctx->generation)
 				continue;
 			n->seen = ctx->generation;
@@ -776,6 +853,8 @@ int elf_deps_closure(struct elf_deps_ctx *ctx, const char *path,
 	out->nobjs = qlen;
 out:
 	free(queue);
+	free(ld.names);
+	free(ld.nodes);
 	if (rc)
 		elf_closure_free(out);
 	return rc;

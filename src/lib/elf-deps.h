@@ -31,6 +31,7 @@ struct elf_dep_obj {
 	char *path;			/* resolved (real) path */
 	char *name;			/* the name it was first asked for by */
 	int rc;				/* 0, or why it could not be read */
+	int dyn_rc;			/* 0, or why its dynamic section was unusable */
 	struct elf_cet_info info;
 };
 

@@ -210,7 +210,7 @@ EOT
 	[[ $stderr == *"is a directory (use --recursive)"* ]]
 	run --separate-stderr "$CETCTL" elf -r -J -o FILE "$F/deps"
 	[ "$status" -eq 0 ]
-	jq -e '.files | length == 7' <<<"$output"
+	jq -e '.files | length == 12' <<<"$output"
 	jq -e --arg f "$F/deps/libtop.so" '[.files[].file] | index($f) != null' <<<"$output"
 	# the whole fixture tree: non-ELF skipped, the broken files of made/ reported
 	run --separate-stderr "$CETCTL" elf -r -J -o FILE "$F"
@@ -334,4 +334,21 @@ EOT
 	LD_LIBRARY_PATH="$TMP/l" run "$CETCTL" elf --deps -J -o FILE,DEPS,NDEPS "$F/deps/app-rpath"
 	[ "$status" -eq 0 ]
 	jq -e '.files[0].deps | contains("libcetfix") | not' <<<"$output"
+}
+
+@test "elf --deps: a name already loaded is not searched again (DT_SONAME/name match)" {
+	cd /
+	run "$CETCTL" elf --deps -J -o FILE,NDEPS,MISSING "$F/deps/app-soname" "$F/deps/private/libouter.so"
+	[ "$status" -eq 0 ]
+	# libouter.so finds libinner.so only because the program loaded it first
+	jq -e '.files[0] | .ndeps == 5 and .missing == null' <<<"$output"
+	# on its own it cannot
+	jq -e '.files[1] | .missing == "libinner.so"' <<<"$output"
+}
+
+@test "elf --deps: \$ORIGIN inside a DT_NEEDED name" {
+	cd /
+	run "$CETCTL" elf --deps -J -o FILE,NDEPS,MISSING "$F/deps/app-dollar"
+	[ "$status" -eq 0 ]
+	jq -e '.files[0] | .ndeps == 4 and .missing == null' <<<"$output"
 }
