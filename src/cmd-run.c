@@ -14,6 +14,7 @@
  *  auto    glibc when it is new enough, else ptrace (default).
  * Without --shstk/--wrss the program is simply exec'd.
  */
+#include <elf.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -38,12 +39,7 @@
 #include "inject.h"
 #include "shstk.h"
 
-#if __has_include("elf-notes.h")
 #include "elf-notes.h"
-/* Weak: the ELF reader may not be linked into every build of this file. */
-#pragma weak elf_cet_read_fd
-#define HAVE_ELF_NOTES 1
-#endif
 
 extern char **environ;
 
@@ -189,17 +185,14 @@ static bool system_supports_shstk(char *why, size_t size)
 }
 
 /* Whether the ELF file at @path is marked SHSTK as the loader sees it:
- * 1 yes, 0 no, -1 unknown (not ELF, unreadable, no ELF reader). */
+ * 1 yes, 0 no, -1 unknown (not ELF, unreadable). */
 static int elf_marked_shstk(const char *path, int *kernel_blocks)
 {
-#ifdef HAVE_ELF_NOTES
 	struct elf_cet_info info;
 	struct stat st;
 	int fd, ret;
 
 	*kernel_blocks = 0;
-	if (!elf_cet_read_fd)
-		return -1;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -209,11 +202,57 @@ static int elf_marked_shstk(const char *path, int *kernel_blocks)
 		return -1;
 	*kernel_blocks = info.kernel == ELF_KERNEL_BLOCKS;
 	return (info.loader_feature_1_and & CET_X86_FEATURE_1_SHSTK) ? 1 : 0;
-#else
-	*kernel_blocks = 0;
-	(void)path;
-	return -1;
-#endif
+}
+
+/*
+ * The ELF interpreter (PT_INTERP) of a 64-bit ELF file into @buf, or NULL.
+ * The kernel judges the interpreter's property note, not the program's,
+ * when there is one.
+ */
+static const char *elf_interpreter(const char *path, char *buf, size_t size)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	const char *ret = NULL;
+	int fd, i;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64)
+		goto out;
+	for (i = 0; i < eh.e_phnum && i < 256; i++) {
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
+		    (ssize_t)sizeof(ph))
+			break;
+		if (ph.p_type != PT_INTERP || ph.p_filesz == 0 || ph.p_filesz >= size)
+			continue;
+		if (pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz) {
+			buf[ph.p_filesz] = '\0';
+			ret = buf;
+		}
+		break;
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+/* The file the kernel's legacy-ELF policy refuses (program or interpreter), or NULL. */
+static const char *legacy_elf_blocked(const char *path, char *ibuf, size_t isize)
+{
+	const char *interp = elf_interpreter(path, ibuf, isize);
+	int blocks = 0;
+
+	if (interp) {
+		if (elf_marked_shstk(interp, &blocks) >= 0 && blocks)
+			return interp;
+		return NULL;
+	}
+	if (elf_marked_shstk(path, &blocks) >= 0 && blocks)
+		return path;
+	return NULL;
 }
 
 /* The path of the libc cetctl itself runs with (the system's). */
@@ -421,8 +460,8 @@ static const char *errname(int err)
 
 static int start_failed(const struct inject_result *r, const char *path)
 {
-	char feat[64], lock[64];
-	int kernel_blocks = 0;
+	char feat[64], lock[64], ibuf[PATH_MAX];
+	const char *blocked;
 	int err = -r->err;
 
 	switch (r->stage) {
@@ -452,12 +491,12 @@ static int start_failed(const struct inject_result *r, const char *path)
 		else if (err == EPERM)
 			say("cannot enable %s for %s: the features are already locked "
 			    "(arch_prctl(ARCH_SHSTK_ENABLE): EPERM)", what, path);
-		else if (err == EINVAL && elf_marked_shstk(path, &kernel_blocks) >= 0 &&
-			 kernel_blocks)
+		else if (err == EINVAL &&
+			 (blocked = legacy_elf_blocked(path, ibuf, sizeof(ibuf))) != NULL)
 			say("cannot enable %s for %s: the kernel refuses shadow stacks for this "
-			    "binary because it carries the old IBT/SHSTK ELF marking (legacy-ELF "
+			    "program because %s carries the old IBT/SHSTK ELF marking (legacy-ELF "
 			    "policy; see cetctl info) (arch_prctl(ARCH_SHSTK_ENABLE): EINVAL)",
-			    what, path);
+			    what, path, blocked);
 		else if (err == EINVAL)
 			say("cannot enable %s for %s: the kernel refused (arch_prctl("
 			    "ARCH_SHSTK_ENABLE): EINVAL); either it has no shadow-stack support or "

@@ -80,6 +80,19 @@ need_preload() {
 	grep -q '^ssp: nonzero' <<<"$output" || fail "RDSSP reads 0"
 }
 
+@test "run: warns about an unmarked program and a glibc without shadow-stack support, not with -q" {
+	need_hw
+	run --separate-stderr "$CETCTL" run --shstk -- "$PROBE" exit 0
+	echo "stderr: $stderr"
+	[[ $status -eq 0 ]] || fail "status $status"
+	[[ $stderr == *"$PROBE is not marked shadow-stack compatible"* ]] || fail "no marking warning"
+	if [[ $(getconf GNU_LIBC_VERSION) == "glibc 2.3"[0-8]* ]]; then
+		[[ $stderr == *"does not manage shadow stacks"* ]] || fail "no glibc warning"
+	fi
+	run --separate-stderr "$CETCTL" run --shstk -q -- "$PROBE" exit 0
+	[[ $status -eq 0 && -z $stderr ]] || fail "-q still warned: $stderr"
+}
+
 @test "run: the launched program cannot disable its shadow stack (EPERM)" {
 	need_hw
 	run "$CETCTL" run --shstk -q -- "$PROBE" disable
