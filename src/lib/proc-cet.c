@@ -92,8 +92,8 @@ static void read_objects(const char *root, struct proc_cet *pc,
 	}
 }
 
-int proc_cet_read(const char *root, pid_t pid, unsigned int what, bool ss_is_x86,
-		  cet_marking_fn mark, void *mark_ctx, struct proc_cet *pc)
+static int read_once(const char *root, pid_t pid, unsigned int what, bool ss_is_x86,
+		     cet_marking_fn mark, void *mark_ctx, struct proc_cet *pc, bool *again)
 {
 	bool on;
 	int rc;
@@ -157,14 +157,34 @@ int proc_cet_read(const char *root, pid_t pid, unsigned int what, bool ss_is_x86
 	 */
 	if (pc->vanished) {
 		char state = proc_stat_state(root, pid);
-		struct proc_status again;
+		struct proc_status st_now;
 
-		if (state == 'Z' || state == 'X')
+		if (state == 'Z' || state == 'X') {
 			pc->zombie = true;
-		else if (state && proc_status_read(root, pid, 0, &again) == 0 && again.has_vm)
+		} else if (state && proc_status_read(root, pid, 0, &st_now) == 0 && st_now.has_vm) {
+			/* Alive with memory: it exec'd while we read (the old
+			 * mm went away under an open file). Read it again. */
 			pc->vanished = false;
+			*again = true;
+		}
 	}
 	return 0;
+}
+
+int proc_cet_read(const char *root, pid_t pid, unsigned int what, bool ss_is_x86,
+		  cet_marking_fn mark, void *mark_ctx, struct proc_cet *pc)
+{
+	int attempt, rc = 0;
+
+	for (attempt = 0; attempt < 3; attempt++) {
+		bool again = false;
+
+		rc = read_once(root, pid, what, ss_is_x86, mark, mark_ctx, pc, &again);
+		if (rc || !again || attempt == 2)
+			break;
+		proc_cet_free(pc);
+	}
+	return rc;
 }
 
 void proc_cet_free(struct proc_cet *pc)
