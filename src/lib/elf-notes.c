@@ -390,17 +390,18 @@ static int read_segments(const struct elf_src *s, Elf *e, size_t phnum, bool elf
 		rc = judge_segment(s, &ph, elf64, &n, info);
 		if (rc)
 			return rc;
-		if (n.found && n.problem == ELF_PROP_BAD_ALIGN) {
-			/* skipped by the loader; show it unless a better one comes */
-			if (!info->note.found) {
+		if (ph.p_align != (elf64 ? 8U : 4U)) {
+			/* The loader skips a misaligned segment without deciding
+			 * (a 4-aligned build-id PT_NOTE in ELF64 is the usual
+			 * case); show a property note in it unless a better one
+			 * comes. */
+			if (n.found && !info->note.found) {
 				info->note = n;
 				info->source = ph.p_type == PT_NOTE ?
 					ELF_NOTE_SRC_PT_NOTE : ELF_NOTE_SRC_GNU_PROPERTY;
 			}
 			continue;
 		}
-		if (n.problem == ELF_PROP_BAD_ALIGN)
-			continue;
 		decided = true;
 		if (n.found) {
 			info->note = n;

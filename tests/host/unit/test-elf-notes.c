@@ -378,6 +378,37 @@ static void test_image_bad_align(void)
 	CHECK(info.kernel == ELF_KERNEL_BLOCKS);
 }
 
+/*
+ * No PT_GNU_PROPERTY; the property note in an 8-aligned PT_NOTE, a build-id
+ * in a 4-aligned PT_NOTE after it. The loader walks backwards, skips the
+ * misaligned one without deciding, and uses the property note.
+ */
+static void test_image_two_pt_notes(void)
+{
+	static unsigned char img[4096];
+	struct elf_cet_info info;
+	size_t len = build_elf64(img, true, 8, false, IBT_SHSTK);
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(img + sizeof(*eh));
+	size_t bid = (len + 7) & ~7UL;
+
+	len = bid + put_build_id(img + bid);
+	ph[eh->e_phnum].p_type = PT_NOTE;
+	ph[eh->e_phnum].p_offset = bid;
+	ph[eh->e_phnum].p_filesz = ph[eh->e_phnum].p_memsz = 36;
+	ph[eh->e_phnum].p_align = 4;
+	eh->e_phnum++;
+	CHECK(elf_cet_read_mem(img, len, &info) == 0);
+	CHECK(info.source == ELF_NOTE_SRC_PT_NOTE);
+	CHECK(info.note.found && info.note.problem == ELF_PROP_OK);
+	CHECK(info.loader_ok && info.loader_feature_1_and == IBT_SHSTK);
+
+	/* the same with the build-id note 8-aligned: it decides first, "none" */
+	ph[eh->e_phnum - 1].p_align = 8;
+	CHECK(elf_cet_read_mem(img, len, &info) == 0);
+	CHECK(!info.note.found && info.loader_feature_1_and == 0);
+}
+
 static void test_image_unmarked(void)
 {
 	static unsigned char img[4096];
@@ -458,6 +489,7 @@ int main(void)
 	test_image_static_pt_note_only();
 	test_image_bad_align();
 	test_image_unmarked();
+	test_image_two_pt_notes();
 	test_image_errors();
 	test_garbage();
 
