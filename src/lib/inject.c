@@ -36,6 +36,16 @@ struct tracee {
 	struct inject_result *res;
 };
 
+/*
+ * ptrace() with every argument a full 64-bit word: glibc reads addr and data
+ * as pointers through varargs, so an int there would leave the upper half
+ * unspecified.
+ */
+static long pt(int req, pid_t pid, unsigned long addr, unsigned long data)
+{
+	return ptrace((enum __ptrace_request)req, pid, (void *)addr, (void *)data);
+}
+
 static int fail(struct tracee *t, enum inject_stage stage, int err, const char *what)
 {
 	t->res->stage = stage;
@@ -67,7 +77,7 @@ static int resume_until(struct tracee *t, int req, int want)
 	int status, ret;
 
 	for (;;) {
-		if (ptrace(req, t->pid, 0, 0) < 0)
+		if (pt(req, t->pid, 0, 0) < 0)
 			return fail(t, INJ_TRACE, -errno,
 				    req == PTRACE_CONT ? "PTRACE_CONT" : "PTRACE_SYSCALL");
 		ret = wait_tracee(t->pid, &status);
@@ -102,19 +112,19 @@ static int remote_syscall(struct tracee *t, const struct user_regs_struct *saved
 	regs.orig_rax = (unsigned long long)-1;
 	regs.rdi = a1;
 	regs.rsi = a2;
-	if (ptrace(PTRACE_SETREGS, t->pid, 0, &regs) < 0)
+	if (pt(PTRACE_SETREGS, t->pid, 0, (unsigned long)&regs) < 0)
 		return fail(t, INJ_TRACE, -errno, "PTRACE_SETREGS");
 	/* From the execve syscall-exit stop: back to user mode, which runs the
 	 * poked `syscall` -> enter stop; then -> exit stop with the result. */
 	if (resume_until(t, PTRACE_SYSCALL, SIGTRAP | 0x80) < 0)
 		return -1;
-	if (ptrace(PTRACE_GETREGS, t->pid, 0, &regs) < 0)
+	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&regs) < 0)
 		return fail(t, INJ_TRACE, -errno, "PTRACE_GETREGS");
 	if (regs.orig_rax != (unsigned long long)nr || regs.rip != saved->rip + 2)
 		return fail(t, INJ_TRACE, -EPROTO, "syscall-enter stop of the injected call");
 	if (resume_until(t, PTRACE_SYSCALL, SIGTRAP | 0x80) < 0)
 		return -1;
-	if (ptrace(PTRACE_GETREGS, t->pid, 0, &regs) < 0)
+	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&regs) < 0)
 		return fail(t, INJ_TRACE, -errno, "PTRACE_GETREGS");
 	*result = (long)regs.rax;
 	return 0;
@@ -129,19 +139,19 @@ static int inject_at_entry(struct tracee *t, const struct inject_opts *o)
 	long result;
 	int ret;
 
-	if (ptrace(PTRACE_GETREGS, t->pid, 0, &saved) < 0)
+	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&saved) < 0)
 		return fail(t, INJ_TRACE, -errno, "PTRACE_GETREGS");
 	if (saved.cs != USER_CS_64)
 		return fail(t, INJ_NOT64, -ENOEXEC, NULL);
 	t->res->entry = saved.rip;
 
 	errno = 0;
-	word = (unsigned long)ptrace(PTRACE_PEEKTEXT, t->pid, saved.rip, 0);
+	word = (unsigned long)pt(PTRACE_PEEKTEXT, t->pid, saved.rip, 0);
 	if (errno)
 		return fail(t, INJ_TRACE, -errno, "PTRACE_PEEKTEXT at the entry point");
 	/* Little endian: the first two bytes at rip become 0f 05 (syscall). */
 	patched = (word & ~0xffffUL) | 0x050fUL;
-	if (ptrace(PTRACE_POKETEXT, t->pid, saved.rip, patched) < 0)
+	if (pt(PTRACE_POKETEXT, t->pid, saved.rip, patched) < 0)
 		return fail(t, INJ_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
 
 	if (!o->enable) {
@@ -162,16 +172,16 @@ static int inject_at_entry(struct tracee *t, const struct inject_opts *o)
 			ret = fail(t, INJ_ENABLE_WRSS, (int)result, NULL);
 	}
 	if (ret == 0 && o->lock &&
-	    ptrace(PTRACE_ARCH_PRCTL, t->pid, o->lock, ARCH_SHSTK_LOCK) < 0)
+	    pt(PTRACE_ARCH_PRCTL, t->pid, o->lock, ARCH_SHSTK_LOCK) < 0)
 		ret = fail(t, INJ_LOCK, -errno, NULL);
 restore:
 	if (!t->pid)
 		return -1;	/* died: nothing left to restore */
 
 	/* Put the program back as exec left it, whatever happened above. */
-	if (ptrace(PTRACE_POKETEXT, t->pid, saved.rip, word) < 0)
+	if (pt(PTRACE_POKETEXT, t->pid, saved.rip, word) < 0)
 		return ret ? ret : fail(t, INJ_TRACE, -errno, "PTRACE_POKETEXT (restore)");
-	if (ptrace(PTRACE_SETREGS, t->pid, 0, &saved) < 0)
+	if (pt(PTRACE_SETREGS, t->pid, 0, (unsigned long)&saved) < 0)
 		return ret ? ret : fail(t, INJ_TRACE, -errno, "PTRACE_SETREGS (restore)");
 	if (ret || !o->enable)
 		return ret;
@@ -220,7 +230,7 @@ pid_t inject_spawn(const char *path, char *const argv[], char *const envp[],
 	if (t.pid == 0) {
 		/* Child: only async-signal-safe calls from here on. */
 		close(pfd[0]);
-		if (ptrace(PTRACE_TRACEME, 0, 0, 0) == 0 && raise(SIGSTOP) == 0)
+		if (pt(PTRACE_TRACEME, 0, 0, 0) == 0 && raise(SIGSTOP) == 0)
 			execve(path, argv, envp);
 		err = errno;
 		n = write(pfd[1], &err, sizeof(err));
@@ -244,7 +254,7 @@ pid_t inject_spawn(const char *path, char *const argv[], char *const envp[],
 			break;
 		if (t.npending < MAX_PENDING)
 			t.pending[t.npending++] = WSTOPSIG(status);
-		ptrace(PTRACE_CONT, t.pid, 0, 0);
+		pt(PTRACE_CONT, t.pid, 0, 0);
 	}
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		t.pid = 0;
@@ -258,7 +268,7 @@ pid_t inject_spawn(const char *path, char *const argv[], char *const envp[],
 		}
 		goto out;
 	}
-	if (ptrace(PTRACE_SETOPTIONS, t.pid, 0,
+	if (pt(PTRACE_SETOPTIONS, t.pid, 0,
 		   PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD) < 0) {
 		fail(&t, INJ_TRACE, -errno, "PTRACE_SETOPTIONS");
 		goto out_kill;
@@ -285,7 +295,7 @@ pid_t inject_spawn(const char *path, char *const argv[], char *const envp[],
 	res->signals_forwarded = t.npending;
 	for (i = 1; i < t.npending; i++)
 		kill(t.pid, t.pending[i]);
-	if (ptrace(PTRACE_DETACH, t.pid, 0, t.npending ? t.pending[0] : 0) < 0) {
+	if (pt(PTRACE_DETACH, t.pid, 0, t.npending ? (unsigned long)t.pending[0] : 0) < 0) {
 		fail(&t, INJ_TRACE, -errno, "PTRACE_DETACH");
 		goto out_kill;
 	}
