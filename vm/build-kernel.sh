@@ -5,6 +5,10 @@
 #   vm/build-kernel.sh --bochs   the same tree + vm/bochs/cet-bochs27-quirks.patch (test-only
 #                                Bochs 2.7 workarounds, boot-parameter gated), built
 #                                incrementally after the QEMU kernel; output bzImage-bochs
+#   vm/build-kernel.sh --ref [--bochs]   reference kernel, NOT in CI: Debian's
+#                                linux-source-6.12 (mainline shadow stacks, no series) with
+#                                the same config fragment (and the same Bochs patch), so the
+#                                suites can be compared against mainline behaviour
 #
 # The LAST line of stdout is the absolute path of the bzImage; progress goes to stderr,
 # the make output to a log file next to the output (its path is printed on failure).
@@ -24,13 +28,15 @@ set -euo pipefail
 die() { echo "build-kernel: ERROR: $*" >&2; exit 1; }
 say() { echo "build-kernel: $*" >&2; }
 
-variant=qemu
-case "${1:-}" in
-  --bochs) variant=bochs ;;
-  "") ;;
-  -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
-  *) die "unknown argument '$1' (usage: vm/build-kernel.sh [--bochs])" ;;
-esac
+variant=qemu ref=0
+for a in "$@"; do
+  case $a in
+    --bochs) variant=bochs ;;
+    --ref) ref=1 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    *) die "unknown argument '$a' (usage: vm/build-kernel.sh [--ref] [--bochs])" ;;
+  esac
+done
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${CETCTL_CACHE:-/root/.cache/cetctl}
@@ -40,22 +46,29 @@ SERIES_DIR=${CETCTL_SERIES_DIR:-$REPO/kernel-series}
 FRAG=$REPO/vm/kernel.config
 BOCHS_DIR=$REPO/vm/bochs
 BOCHS_PATCH=$BOCHS_DIR/cet-bochs27-quirks.patch
-TARBALL=/usr/src/linux-source-6.1.tar.xz
+SRCPKG=linux-source-6.1
+((ref)) && SRCPKG=linux-source-6.12
+TARBALL=/usr/src/$SRCPKG.tar.xz
 
 for t in git make gcc ccache flex bison bc xz sha256sum flock timeout; do
   command -v "$t" >/dev/null || die "'$t' not found — run vm/install-deps.sh"
 done
 
-pkgver=$(dpkg-query -W -f='${db:Status-Status} ${Version}' linux-source-6.1 2>/dev/null || true)
-[[ "$pkgver" == installed\ * ]] || die "package linux-source-6.1 is not installed (run vm/install-deps.sh)"
+pkgver=$(dpkg-query -W -f='${db:Status-Status} ${Version}' $SRCPKG 2>/dev/null || true)
+if [[ "$pkgver" != installed\ * ]]; then
+  ((ref)) && die "package $SRCPKG is not installed (reference kernel only: apt-get install $SRCPKG)"
+  die "package $SRCPKG is not installed (run vm/install-deps.sh)"
+fi
 pkgver=${pkgver#installed }
-[[ -f $TARBALL ]] || die "$TARBALL missing although linux-source-6.1 $pkgver is installed"
-say "found linux-source-6.1 package version $pkgver ($TARBALL)"
+[[ -f $TARBALL ]] || die "$TARBALL missing although $SRCPKG $pkgver is installed"
+say "found $SRCPKG package version $pkgver ($TARBALL)"
 [[ -f $FRAG ]] || die "config fragment $FRAG missing"
 
 # Patches listed in kernel-series/series (quilt style: one file name per line, # comments).
 patches=()
-if [[ -f $SERIES_DIR/series ]]; then
+if ((ref)); then
+  say "reference build: kernel-series/ is NOT applied (mainline shadow stacks of $SRCPKG)"
+elif [[ -f $SERIES_DIR/series ]]; then
   while IFS= read -r l; do
     l=${l%%#*}; l=$(echo "$l" | awk '{print $1}')
     [[ -n $l ]] || continue
@@ -73,12 +86,14 @@ hash_files() { # dir...
   done | sha256sum | cut -c1-16
 }
 series_hash=$(hash_files "$SERIES_DIR")
+((ref)) && series_hash=none
 RECIPE=2   # bump when this script changes how a kernel is built (invalidates the cache)
 key=$( { echo "recipe $RECIPE"; echo "$pkgver"; echo "$series_hash"; sha256sum < "$FRAG"; } | sha256sum | cut -c1-16)
 outdir=$CACHE/kernel/$key
+((ref)) && outdir=$CACHE/kernel/ref-$key
 if [[ $variant == bochs ]]; then
   [[ -f $BOCHS_PATCH ]] || die "$BOCHS_PATCH missing"
-  bkey=$(cat "$BOCHS_DIR"/*.patch | sha256sum | cut -c1-16)   # only the patches affect the kernel
+  bkey=$(sha256sum < "$BOCHS_PATCH" | cut -c1-16)   # only the patch affects the kernel
   outdir=$outdir/bochs-$bkey
   out=$outdir/bzImage-bochs
 else
@@ -114,11 +129,11 @@ if ! G rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
   tmp=$tree_root/.extract
   mkdir -p "$tmp"
   timeout 1800 tar -xJf "$TARBALL" -C "$tmp" || die "extracting $TARBALL failed"
-  mv "$tmp/linux-source-6.1" "$tree"; rmdir "$tmp"
+  mv "$tmp/$SRCPKG" "$tree"; rmdir "$tmp"
   say "creating base commit (git init + add, takes a minute)"
   G init -q
   G add -A -f >/dev/null   # -f: Debian's top-level .gitignore ignores "/*"
-  G commit -q -m "linux-source-6.1 $pkgver (Debian)" >/dev/null
+  G commit -q -m "$SRCPKG $pkgver (Debian)" >/dev/null
   G tag base
   rm -f "$tree/.cetctl-series"
 fi
@@ -135,7 +150,7 @@ if [[ $applied != "$series_hash" ]] || ! G rev-parse -q --verify HEAD >/dev/null
       echo "---- git am output ----" >&2; tail -n 25 "$log" >&2
       G am --abort >/dev/null 2>&1 || true
       G reset -q --hard base
-      die "patch kernel-series/$p does NOT apply on linux-source-6.1 $pkgver"
+      die "patch kernel-series/$p does NOT apply on $SRCPKG $pkgver"
     fi
     say "  applied $p"
   done

@@ -8,12 +8,13 @@
 #   --timeout SECS    kill Bochs after SECS wall seconds (default 2400, env CETCTL_BOCHS_TIMEOUT)
 #   --filter REGEX    only tests whose name matches (bats --filter; no spaces)
 #   --suites a,b      only tests/guest/a.bats, b.bats
-#   --append "ARGS"   extra kernel command line
+#   --append "ARGS"   extra kernel command line (repeatable)
 #   --no-quirks       opt-in demonstration that the Bochs bugs are observable (not for CI,
 #                     tests are expected to fail; see vm/bochs/demo-noquirks.sh): boots with
 #                     `nopku clearcpuid=fsrm cet_bochs_cpuid` — XSAVES stays on (without
 #                     cet_bochs_cpuid 6.1 falls back to FXSAVE and nothing is observable),
 #                     but no cet_xinuse_quirk and AVX enabled. Tier name bochs-noquirks.
+#   --label NAME      summary prefix and run-dir name (default: the tier), e.g. bochs-ref
 #   --megs N          guest RAM (default: 256, more for a large initramfs)
 #   --no-parse        only boot and save the log (exit 0 when the final marker was seen)
 # Kernel command line: console=ttyS0,115200 nopku clearcpuid=avx,fsrm cet_bochs_cpuid
@@ -27,7 +28,7 @@ say() { echo "run-bochs: $*" >&2; }
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 log=$REPO/build/vm/bochs-console.log
 tmo=${CETCTL_BOCHS_TIMEOUT:-2400}
-filter= suites= append= tier=bochs parse=1 quirks=1 megs=
+filter= suites= append= tier=bochs parse=1 quirks=1 megs= label=
 pos=()
 while (($#)); do
   case $1 in
@@ -35,11 +36,12 @@ while (($#)); do
     --timeout) tmo=$2; shift 2 ;;
     --filter) filter=$2; shift 2 ;;
     --suites) suites=$2; shift 2 ;;
-    --append) append=$2; shift 2 ;;
+    --append) append+=" $2"; shift 2 ;;
     --no-quirks) quirks=0; tier=bochs-noquirks; shift ;;
     --megs) megs=$2; shift 2 ;;
+    --label) label=$2; shift 2 ;;
     --no-parse) parse=0; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) pos+=("$1"); shift ;;
   esac
@@ -57,8 +59,8 @@ if [[ -z $megs ]]; then   # the initramfs is unpacked into RAM: ~3x its gzip siz
   megs=$(( isz * 8 + 128 )); ((megs >= 256)) || megs=256; ((megs <= 2048)) || megs=2048
 fi
 
-run=$REPO/build/vm/bochs
-[[ $tier == bochs ]] || run=$REPO/build/vm/$tier
+label=${label:-$tier}
+run=$REPO/build/vm/$label
 rm -rf "$run"; mkdir -p "$run/iso/isolinux" "$(dirname "$log")"
 
 cmdline="console=ttyS0,115200 panic=-1 loglevel=5 printk.time=1 mitigations=off"
@@ -151,6 +153,6 @@ else
 fi
 cd "$REPO"
 if ((parse)); then
-  exec "$REPO/vm/parse-results.sh" "$log" "$tier"
+  exec "$REPO/vm/parse-results.sh" "$log" "$label"
 fi
 grep -qa 'CETCTL-GUEST-DONE' "$log"

@@ -6,8 +6,9 @@
 #   --timeout SECS    kill QEMU after SECS wall seconds (default 600, env CETCTL_QEMU_TIMEOUT)
 #   --filter REGEX    only tests whose name matches (bats --filter; no spaces)
 #   --suites a,b      only tests/guest/a.bats, b.bats
-#   --append "ARGS"   extra kernel command line
+#   --append "ARGS"   extra kernel command line (repeatable)
 #   --tier NAME       value of cetctl.tier= and of the summary prefix (default qemu)
+#   --label NAME      summary prefix only (default: the tier), e.g. qemu-ref
 #   --no-parse        only boot and save the log (exit 0 when the final marker was seen)
 # Accelerator: KVM with -cpu host when /dev/kvm works (probed), else TCG with -cpu max.
 # Force one with CETCTL_QEMU_ACCEL=kvm|tcg.
@@ -21,7 +22,7 @@ say() { echo "run-qemu: $*" >&2; }
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 log=$REPO/build/vm/qemu-console.log
 tmo=${CETCTL_QEMU_TIMEOUT:-600}
-filter= suites= append= tier=qemu parse=1
+filter= suites= append= tier=qemu parse=1 label=
 pos=()
 while (($#)); do
   case $1 in
@@ -29,10 +30,11 @@ while (($#)); do
     --timeout) tmo=$2; shift 2 ;;
     --filter) filter=$2; shift 2 ;;
     --suites) suites=$2; shift 2 ;;
-    --append) append=$2; shift 2 ;;
+    --append) append+=" $2"; shift 2 ;;
     --tier) tier=$2; shift 2 ;;
+    --label) label=$2; shift 2 ;;
     --no-parse) parse=0; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) pos+=("$1"); shift ;;
   esac
@@ -86,6 +88,6 @@ else
   tail -n 15 "$log" | sed 's/^/    /' >&2
 fi
 if ((parse)); then
-  exec "$REPO/vm/parse-results.sh" "$log" "$tier"
+  exec "$REPO/vm/parse-results.sh" "$log" "${label:-$tier}"
 fi
 grep -q 'CETCTL-GUEST-DONE' "$log"
