@@ -127,15 +127,28 @@ static bool kernel_legacy_allowed(void)
 {
 	char path[4096], *buf = NULL;
 	struct utsname u;
+	int cmdline = -1;	/* -1 not given, 0 block, 1 allow: the last one wins */
 	bool allowed = false;
 
 	if (cet_proc_path(path, sizeof(path), cetctl_globals.proc_root, "cmdline") == 0 &&
 	    cet_read_file(path, 65536, &buf) >= 0) {
-		allowed = strstr(buf, "shstk_legacy_elf=allow") != NULL;
+		static const char key[] = "shstk_legacy_elf=";
+
+		for (const char *p = buf; (p = strstr(p, key)) != NULL; p += sizeof(key) - 1) {
+			if (p != buf && p[-1] != ' ')
+				continue;
+			if (strncmp(p + sizeof(key) - 1, "allow", 5) == 0)
+				cmdline = 1;
+			else if (strncmp(p + sizeof(key) - 1, "block", 5) == 0)
+				cmdline = 0;
+		}
 		free(buf);
 		buf = NULL;
 	}
-	if (!allowed && uname(&u) == 0) {
+	if (cmdline >= 0)
+		return cmdline == 1;
+	/* The build-time default: CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN. */
+	if (uname(&u) == 0) {
 		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
 		if (cet_read_file(path, 1 << 20, &buf) >= 0) {
 			allowed = strstr(buf, "\nCONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN=y") != NULL;

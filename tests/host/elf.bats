@@ -352,3 +352,21 @@ EOT
 	[ "$status" -eq 0 ]
 	jq -e '.files[0] | .ndeps == 4 and .missing == null' <<<"$output"
 }
+
+@test "elf: the kernel column follows shstk_legacy_elf= on the (recorded) command line" {
+	mkdir "$TMP/proc"
+	echo "BOOT_IMAGE=/vmlinuz shstk_legacy_elf=allow quiet" >"$TMP/proc/cmdline"
+	run --separate-stderr "$CETCTL" --proc-root "$TMP/proc" elf -n --raw -o KERNEL "$F/hello-marked" "$F/hello-plain"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 'allows\x20(override)' ]
+	[ "${lines[1]}" = allows ]
+	[[ $stderr == *"0 refused by the kernel policy"* ]]
+	# the last one wins
+	echo "shstk_legacy_elf=allow shstk_legacy_elf=block" >"$TMP/proc/cmdline"
+	run --separate-stderr "$CETCTL" --proc-root "$TMP/proc" elf -n --raw -o KERNEL "$F/hello-marked"
+	[ "$output" = refuses ]
+	[[ $stderr == *"1 refused by the kernel policy"* ]]
+	echo "no_shstk_legacy_elf=allow" >"$TMP/proc/cmdline"
+	run --separate-stderr "$CETCTL" --proc-root "$TMP/proc" elf -n --raw -o KERNEL "$F/hello-marked"
+	[ "$output" != 'allows\x20(override)' ]
+}
