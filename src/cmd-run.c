@@ -349,6 +349,20 @@ static char **env_with(const char *name, const char *value, char sep)
 	return env;
 }
 
+/* Free what env_with() allocated: the array and its last entry. */
+static void env_free(char **env)
+{
+	size_t n = 0;
+
+	if (!env || env == environ)
+		return;
+	while (env[n])
+		n++;
+	if (n)
+		free(env[n - 1]);
+	free(env);
+}
+
 /* ---- waiting and passing the status on ---- */
 
 static volatile int child_pid;
@@ -579,7 +593,7 @@ int cmd_run(int argc, char **argv)
 	const char *priv, *preload = NULL;
 	char **envp = environ;
 	bool cet_glibc;
-	int c, rc, blocks;
+	int c, rc, blocks, err;
 	pid_t pid;
 
 	/* '+': options end at the program name; its own options are its own. */
@@ -643,8 +657,9 @@ int cmd_run(int argc, char **argv)
 
 	if (!o.shstk && !o.trace_only) {
 		execve(path, argv, environ);
-		say("%s: %s", path, strerror(errno));
-		return errno == ENOENT ? CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
+		err = errno;
+		say("%s: %s", path, strerror(err));
+		return err == ENOENT ? CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
 	}
 
 	priv = privileged_target(path);
@@ -699,8 +714,10 @@ int cmd_run(int argc, char **argv)
 			return CETCTL_EXIT_RUN_FAILED;
 		}
 		execve(path, argv, envp);
-		say("%s: %s", path, strerror(errno));
-		return errno == ENOENT ? CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
+		err = errno;
+		env_free(envp);
+		say("%s: %s", path, strerror(err));
+		return err == ENOENT ? CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
 	}
 
 	if (!cet_glibc && o.preload) {
@@ -724,6 +741,7 @@ int cmd_run(int argc, char **argv)
 	io.child_pid = &child_pid;
 	forward_signals(true);
 	pid = inject_spawn(path, argv, envp, &io, &res);
+	env_free(envp);
 	if (pid < 0) {
 		child_pid = 0;
 		forward_signals(false);
