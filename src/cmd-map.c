@@ -421,6 +421,8 @@ int cmd_map(int argc, char **argv)
 			warnx("map: pivot: enabling shadow stacks in cetctl failed: %s (%s)",
 			      ret == -EOPNOTSUPP ? "the kernel or CPU has no shadow-stack support" :
 			      ret == -EPERM ? "the feature is locked (disabled) for this process" :
+			      ret == -EINVAL ? "the kernel refused (no shadow-stack support, or "
+			      "its legacy-ELF policy blocks cetctl)" :
 			      strerror(-ret), errno_name(-ret));
 			return ret == -EOPNOTSUPP ? CETCTL_EXIT_UNSUPPORTED : CETCTL_EXIT_FAILURE;
 		}

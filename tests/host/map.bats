@@ -165,3 +165,14 @@ need_shim() {
 	kill "$pid"
 	wait "$pid" || true
 }
+
+@test "map: --pivot fails cleanly when shadow stacks cannot be enabled (stand-in kernel)" {
+	need_shim
+	host_can_map && skip "this host has user shadow stacks"
+	# the mapping succeeds (stand-in), then the pivot routine's own
+	# ARCH_SHSTK_ENABLE fails: it must return through its epilogue, not crash
+	run -1 fake "$CETCTL" map --pivot
+	[[ "$output" == *"pivot: enabling shadow stacks in cetctl failed: the kernel refused"*"(EINVAL)"* ]]
+	run -1 --separate-stderr fake "$CETCTL" map -J --pivot
+	echo "$output" | jq -e '.pivot == null and .token_valid == true'
+}
