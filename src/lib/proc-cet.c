@@ -81,7 +81,20 @@ static void read_objects(const char *root, struct proc_cet *pc,
 		return;
 	}
 	for (i = 0; i < pc->objs.n; i++) {
-		int m = mark ? mark(pc->objs.path[i], mark_ctx) : -ENOTSUP;
+		char inroot[PATH_MAX];
+		int m = -ENOTSUP;
+
+		/* The path is in the process's mount namespace: look through
+		 * its root first (containers), then at the path itself (a
+		 * recorded tree has no root link). */
+		if (mark) {
+			m = -ENOENT;
+			if (!cet_proc_path(inroot, sizeof(inroot), root, "%d/root%s",
+					   (int)pc->pid, pc->objs.path[i]))
+				m = mark(inroot, mark_ctx);
+			if (m == -ENOENT || m == -EACCES || m == -ENOTDIR)
+				m = mark(pc->objs.path[i], mark_ctx);
+		}
 
 		pc->obj_marking[i] = m;
 		if (m >= 0 && !(m & (int)CET_X86_FEATURE_1_SHSTK)) {
