@@ -12,6 +12,13 @@ setup() {
 	[ -x "$CETCTL" ] || skip "cetctl not built at $CETCTL"
 }
 
+jqs() {	# jqs TEXT [jq args] FILTER: jq -e on TEXT, which must hold JSON
+	# (jq 1.6 exits 0 on empty input, so an empty output would pass)
+	local in=$1; shift
+	[[ $in == *[\{\[]* ]] || { echo "no JSON in: '$in'"; return 1; }
+	printf '%s\n' "$in" | jq -e "$@"
+}
+
 value() {	# value JSON NAME
 	echo "$1" | jq -r --arg n "$2" '.info[] | select(.name == $n) | .value'
 }
@@ -41,13 +48,13 @@ copy_tree() {	# copy_tree TREE -> path of a private copy
 	[ "$(value "$output" kernel-config)" = no ]
 	[ "$(value "$output" legacy-elf)" = "n/a" ]
 	[ "$(value "$output" supported)" = no ]
-	echo "$output" | jq -e '.info[] | select(.name == "supported") | .detail | startswith("kernel has no shadow-stack support")'
+	jqs "$output" '.info[] | select(.name == "supported") | .detail | startswith("kernel has no shadow-stack support")'
 }
 
 @test "info: not an x86 CPU (arm64 cpuinfo): exit 2" {
 	run "$CETCTL" --proc-root "$FIX/arm64-ss" info -J
 	[ "$status" -eq 2 ]
-	echo "$output" | jq -e '.info[] | select(.name == "supported") | .detail == "not an x86 CPU"'
+	jqs "$output" '.info[] | select(.name == "supported") | .detail == "not an x86 CPU"'
 }
 
 @test "info: clearcpuid=shstk on the command line: exit 2, blamed on it" {
@@ -56,7 +63,7 @@ copy_tree() {	# copy_tree TREE -> path of a private copy
 	run "$CETCTL" --proc-root "$t" info -J
 	[ "$status" -eq 2 ]
 	[ "$(value "$output" clearcpuid)" = "avx,user_shstk" ]
-	echo "$output" | jq -e '.info[] | select(.name == "supported") | .detail | test("clearcpuid")'
+	jqs "$output" '.info[] | select(.name == "supported") | .detail | test("clearcpuid")'
 }
 
 @test "info: parameters after -- belong to init and are ignored" {
@@ -74,7 +81,7 @@ copy_tree() {	# copy_tree TREE -> path of a private copy
 	[ "$status" -eq 2 ]
 	[ "$(value "$output" cpu-shstk)" = yes ]
 	[ "$(value "$output" cpu-user-shstk)" = no ]
-	echo "$output" | jq -e '.info[] | select(.name == "supported") | .detail | test("lacks user_shstk")'
+	jqs "$output" '.info[] | select(.name == "supported") | .detail | test("lacks user_shstk")'
 }
 
 @test "info: legacy-ELF policy: Kconfig ALLOW_BROKEN, then the boot parameter overrides" {
@@ -85,11 +92,11 @@ copy_tree() {	# copy_tree TREE -> path of a private copy
 	run "$CETCTL" --proc-root "$t" info -J
 	[ "$status" -eq 0 ]
 	[ "$(value "$output" legacy-elf)" = allow ]
-	echo "$output" | jq -e '.info[] | select(.name == "kernel-config") | .detail | test("/config\\)$")'
+	jqs "$output" '.info[] | select(.name == "kernel-config") | .detail | test("/config\\)$")'
 	printf 'quiet shstk_legacy_elf=block\n' > "$t/cmdline"
 	run "$CETCTL" --proc-root "$t" info -J
 	[ "$(value "$output" legacy-elf)" = block ]
-	echo "$output" | jq -e '.info[] | select(.name == "legacy-elf") | .detail | test("shstk_legacy_elf=block")'
+	jqs "$output" '.info[] | select(.name == "legacy-elf") | .detail | test("shstk_legacy_elf=block")'
 	printf 'CONFIG_X86_USER_SHADOW_STACK=y\n# CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN is not set\n' > "$t/config"
 	printf 'quiet shstk_legacy_elf=allow\n' > "$t/cmdline"
 	run "$CETCTL" --proc-root "$t" info -J

@@ -13,6 +13,13 @@ setup() {
 	pids_to_kill=()
 }
 
+jqs() {	# jqs TEXT [jq args] FILTER: jq -e on TEXT, which must hold JSON
+	# (jq 1.6 exits 0 on empty input, so an empty output would pass)
+	local in=$1; shift
+	[[ $in == *[\{\[]* ]] || { echo "no JSON in: '$in'"; return 1; }
+	printf '%s\n' "$in" | jq -e "$@"
+}
+
 teardown() {
 	local p
 	for p in "${pids_to_kill[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -32,19 +39,19 @@ cet() {	# cet TREE args... : cetctl against a recorded tree
 	pid=$(role cet-emulated single)
 	run cet cet-emulated status -J -o PID,FEATURES,LOCKED,SHSTK,WRSS,SHSTK-LOCKED,SS-VMAS,SS-SIZE,SS-RSS,VERDICT "$pid"
 	[ "$status" -eq 0 ]
-	echo "$output" | jq -e --argjson p "$pid" '.processes | length == 1 and .[0].pid == $p'
-	echo "$output" | jq -e '.processes[0] | .features == "shstk" and .locked == "shstk"'
-	echo "$output" | jq -e '.processes[0] | .shstk == true and .wrss == false and ."shstk-locked" == true'
-	echo "$output" | jq -e '.processes[0]."ss-vmas" | length == 1 and (.[0] | test("^[0-9a-f]+-[0-9a-f]+ 8192 4$"))'
-	echo "$output" | jq -e '.processes[0] | ."ss-size" == 8192 and ."ss-rss" == 4'
-	echo "$output" | jq -e '.processes[0].verdict == "enabled and locked"'
+	jqs "$output" --argjson p "$pid" '.processes | length == 1 and .[0].pid == $p'
+	jqs "$output" '.processes[0] | .features == "shstk" and .locked == "shstk"'
+	jqs "$output" '.processes[0] | .shstk == true and .wrss == false and ."shstk-locked" == true'
+	jqs "$output" '.processes[0]."ss-vmas" | length == 1 and (.[0] | test("^[0-9a-f]+-[0-9a-f]+ 8192 4$"))'
+	jqs "$output" '.processes[0] | ."ss-size" == 8192 and ."ss-rss" == 4'
+	jqs "$output" '.processes[0].verdict == "enabled and locked"'
 }
 
 @test "status: wrss enabled is reported and explained" {
 	run cet cet-emulated status -J -o FEATURES,WRSS,VERDICT "$(role cet-emulated wrss)"
 	[ "$status" -eq 0 ]
-	echo "$output" | jq -e '.processes[0] | .features == "shstk wrss" and .wrss == true'
-	echo "$output" | jq -e '.processes[0].verdict | test("WRSS on: the process can write its own shadow stack")'
+	jqs "$output" '.processes[0] | .features == "shstk wrss" and .wrss == true'
+	jqs "$output" '.processes[0].verdict | test("WRSS on: the process can write its own shadow stack")'
 }
 
 @test "status: enabled but not locked says the process can turn it off" {
@@ -69,12 +76,12 @@ cet() {	# cet TREE args... : cetctl against a recorded tree
 	pid=$(role cet-emulated threads)
 	run cet cet-emulated status -J -o PID,TID,COMM,FEATURES,SHSTK,THREADS,SS-VMAS,VERDICT "$pid"
 	[ "$status" -eq 0 ]
-	echo "$output" | jq -e '.processes[0].threads == 3'
-	echo "$output" | jq -e '.processes[0].children | length == 3'
-	echo "$output" | jq -e '[.processes[0].children[].shstk] == [true, true, false]'
-	echo "$output" | jq -e --argjson p "$pid" '.processes[0].children[0].tid == $p'
-	echo "$output" | jq -e '.processes[0]."ss-vmas" | length == 2'
-	echo "$output" | jq -e '.processes[0].verdict == "mixed: 2 of 3 threads run with a shadow stack"'
+	jqs "$output" '.processes[0].threads == 3'
+	jqs "$output" '.processes[0].children | length == 3'
+	jqs "$output" '[.processes[0].children[].shstk] == [true, true, false]'
+	jqs "$output" --argjson p "$pid" '.processes[0].children[0].tid == $p'
+	jqs "$output" '.processes[0]."ss-vmas" | length == 2'
+	jqs "$output" '.processes[0].verdict == "mixed: 2 of 3 threads run with a shadow stack"'
 }
 
 @test "status: a process that exits while being read: message, exit 1, no row" {
@@ -108,14 +115,14 @@ cet() {	# cet TREE args... : cetctl against a recorded tree
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"999999: no such process"* ]]
 	json=$(echo "$output" | sed -n '/^{/,/^}/p')
-	echo "$json" | jq -e --argjson p "$good" '[.processes[].pid] == [$p]'
+	jqs "$json" --argjson p "$good" '[.processes[].pid] == [$p]'
 }
 
 @test "status: kernel without the lines (recorded on this host) says so, exit 0" {
 	run cet host-nocet status -J -o FEATURES,LOCKED,SHSTK,VERDICT self
 	[ "$status" -eq 0 ]
-	echo "$output" | jq -e '.processes[0] | .features == null and .locked == null and .shstk == null'
-	echo "$output" | jq -e '.processes[0].verdict == "kernel has no shadow-stack support (no x86_Thread_features line)"'
+	jqs "$output" '.processes[0] | .features == null and .locked == null and .shstk == null'
+	jqs "$output" '.processes[0].verdict == "kernel has no shadow-stack support (no x86_Thread_features line)"'
 }
 
 @test "status: self in a recorded tree follows its self link" {
@@ -129,7 +136,7 @@ cet() {	# cet TREE args... : cetctl against a recorded tree
 	[ "$status" -eq 0 ]
 	[[ "$output" == *'"ss" is not an x86 shadow stack here'* ]]
 	json=$(echo "$output" | sed -n '/^{/,/^}/p')
-	echo "$json" | jq -e '.processes[0]."ss-size" == null'
+	jqs "$json" '.processes[0]."ss-size" == null'
 }
 
 @test "status: -o, -n, --raw and --list-columns" {
@@ -142,7 +149,7 @@ cet() {	# cet TREE args... : cetctl against a recorded tree
 		[[ "$output" == *"$c"* ]]
 	done
 	run "$CETCTL" status --list-columns -J
-	echo "$output" | jq -e '.columns | length >= 18'
+	jqs "$output" '.columns | length >= 18'
 }
 
 @test "status: usage errors exit 1 with a hint" {
@@ -167,12 +174,12 @@ cet() {	# cet TREE args... : cetctl against a recorded tree
 @test "status (live): self agrees with /proc/self/status" {
 	run "$CETCTL" status -J -o PID,COMM,FEATURES,VERDICT self
 	[ "$status" -eq 0 ]
-	echo "$output" | jq -e '.processes[0].comm == "cetctl"'
+	jqs "$output" '.processes[0].comm == "cetctl"'
 	if grep -q '^x86_Thread_features:' /proc/self/status; then
-		echo "$output" | jq -e '.processes[0].features != null'
+		jqs "$output" '.processes[0].features != null'
 	else
-		echo "$output" | jq -e '.processes[0].features == null'
-		echo "$output" | jq -e '.processes[0].verdict | startswith("kernel has no shadow-stack support")'
+		jqs "$output" '.processes[0].features == null'
+		jqs "$output" '.processes[0].verdict | startswith("kernel has no shadow-stack support")'
 	fi
 }
 
@@ -233,7 +240,7 @@ time.sleep(30)' & py=$!
 	done
 	run "$CETCTL" status -J -o PID,TID,COMM,THREADS "$py"
 	[ "$status" -eq 0 ]
-	echo "$output" | jq -e '.processes[0].threads == 4 and (.processes[0].children | length) == 4'
+	jqs "$output" '.processes[0].threads == 4 and (.processes[0].children | length) == 4'
 	[ "$(echo "$output" | jq '[.processes[0].children[].tid] | sort')" = \
 	  "$(ls /proc/$py/task | sort -n | jq -s .)" ]
 }
@@ -259,18 +266,18 @@ time.sleep(30)' & py=$!
 	sleep 0.2
 	run "$CETCTL" status -J -o PID,MARKING,OBJECTS,UNMARKED,VERDICT "$m"
 	[ "$status" -eq 0 ]
-	echo "$output" | jq -e '.processes[0].marking == "shstk,ibt"'
-	echo "$output" | jq -e '.processes[0].objects == 1'
+	jqs "$output" '.processes[0].marking == "shstk,ibt"'
+	jqs "$output" '.processes[0].objects == 1'
 	if ! grep -q '^x86_Thread_features:' /proc/$m/status; then
-		echo "$output" | jq -e '.processes[0].verdict | startswith("kernel has no shadow-stack support")'
+		jqs "$output" '.processes[0].verdict | startswith("kernel has no shadow-stack support")'
 	fi
 	# and an unmarked one (sleep from coreutils: Debian does not mark it)
 	sleep 30 & s=$!
 	pids_to_kill+=("$s")
 	run "$CETCTL" status -J -o MARKING,UNMARKED "$s"
 	[ "$status" -eq 0 ]
-	echo "$output" | jq -e '.processes[0].marking == "none"'
-	echo "$output" | jq -e '.processes[0].unmarked | any(. != null and test("libc[.]so"))'
+	jqs "$output" '.processes[0].marking == "none"'
+	jqs "$output" '.processes[0].unmarked | any(. != null and test("libc[.]so"))'
 }
 
 @test "status (live): processes exiting around the read give only the documented outcomes" {
