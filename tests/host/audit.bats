@@ -188,12 +188,14 @@ cet() {
 
 	echo "exit $rc, $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }') s" >&3
 	[ "$rc" -eq 0 ]
-	[ -s "$BATS_TEST_TMPDIR/audit.json" ] && jq -e . "$BATS_TEST_TMPDIR/audit.json" >/dev/null
+	[ -s "$BATS_TEST_TMPDIR/audit.json" ]
+	jq -e . "$BATS_TEST_TMPDIR/audit.json" >/dev/null
 	rows=$(jq '[.processes[] | select(.comm == "sleep")] | length' "$BATS_TEST_TMPDIR/audit.json")
 	echo "sleep rows: $rows" >&3
 	[ "$rows" -ge 900 ]
 	[ ! -s "$BATS_TEST_TMPDIR/audit.err" ] || { cat "$BATS_TEST_TMPDIR/audit.err"; false; }
-	[ -s "$BATS_TEST_TMPDIR/req.json" ] && jq -e . "$BATS_TEST_TMPDIR/req.json" >/dev/null
+	[ -s "$BATS_TEST_TMPDIR/req.json" ]
+	jq -e . "$BATS_TEST_TMPDIR/req.json" >/dev/null
 	if grep -q '^x86_Thread_features:' /proc/self/status; then
 		[ "$rc_req" -eq 0 ] || [ "$rc_req" -eq 1 ]
 	else
