@@ -471,6 +471,15 @@ int cmd_audit(int argc, char **argv)
 
 		if (!want_pid(&filter, pids[k]))
 			continue;
+		if (filter.by_user || filter.comm) {
+			/* Filter on status alone before the costlier reads. */
+			struct proc_status st;
+
+			rc = proc_status_read(root, pids[k], 0, &st);
+			if (rc == 0 && ((filter.by_user && st.euid != filter.uid) ||
+					(filter.comm && !comm_matches(filter.comm, st.name))))
+				continue;
+		}
 		rc = proc_cet_read(root, pids[k], what, ss_is_x86, cet_marking_of, cache, &pc);
 		if (rc == -ENOENT || rc == -ESRCH) {
 			counts.vanished++;
