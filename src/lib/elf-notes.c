@@ -590,6 +590,12 @@ static int check_ident(const struct elf_src *s, struct elf_cet_info *info)
 		info->error = "unknown ELF data encoding";
 		return ELF_CET_ECORRUPT;
 	}
+	/* libelf calls a file shorter than its header ELF_K_NONE on an fd
+	 * (but not in memory): say "truncated" the same way for both. */
+	if (s->size < (id[EI_CLASS] == ELFCLASS64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))) {
+		info->error = "truncated ELF header";
+		return ELF_CET_ECORRUPT;
+	}
 	return 0;
 }
 
