@@ -20,8 +20,8 @@ tiers=("$@")
 [ ${#tiers[@]} -gt 0 ] || tiers=(host qemu bochs)
 for t in "${tiers[@]}"; do
 	case "$t" in
-	host|asan|qemu|bochs) ;;
-	*) echo "run-all: unknown tier '$t' (host, asan, qemu, bochs)" >&2; exit 1 ;;
+	host|asan|qemu|bochs|fuzz) ;;
+	*) echo "run-all: unknown tier '$t' (host, asan, qemu, bochs, fuzz)" >&2; exit 1 ;;
 	esac
 done
 
@@ -107,6 +107,23 @@ run_asan() {
 	add_counts asan "$p" "$f" "$s"
 }
 
+# A bounded libFuzzer run (clang, build-fuzz/): each target gets
+# CETCTL_FUZZ_SECONDS (15) s; a target that crashes counts as a failure.
+run_fuzz() {
+	local out=$artifacts/fuzz.log p=0 f=0 line
+	log "Fuzz tier: ${CETCTL_FUZZ_SECONDS:-15} s per target"
+	CETCTL_FUZZ_BUILD=${build}-fuzz bash tests/fuzz/run.sh "${CETCTL_FUZZ_SECONDS:-15}" >"$out" 2>&1
+	cat "$out"
+	while read -r line; do
+		case $line in
+		*" 0 crashes "*) p=$((p + 1)) ;;
+		*" crashes "*) f=$((f + 1)) ;;
+		esac
+	done < <(grep -E '^fuzz-[a-z-]+: ' "$out")
+	[ "$((p + f))" -gt 0 ] || broken+=("fuzz: no target ran (see $out)")
+	add_counts fuzz "$p" "$f" 0
+}
+
 kernel=""
 initrd=""
 prepare_guest() {
@@ -149,6 +166,7 @@ for t in "${tiers[@]}"; do
 	case "$t" in
 	host) run_host ;;
 	asan) run_asan ;;
+	fuzz) run_fuzz ;;
 	qemu)
 		prepare_guest && run_guest qemu vm/run-qemu.sh "$kernel" ;;
 	bochs)

@@ -17,6 +17,8 @@ PKGS=(
   gzip python3 jq
   # cetctl run/map: start-up benchmark (bench/run-startup.sh), file-capability test (setcap)
   hyperfine libcap2-bin
+  # issue 7: libFuzzer targets (tests/fuzz), scanelf for bench/elf.sh
+  clang libclang-rt-14-dev pax-utils
   # emulators and boot media
   qemu-system-x86 bochs bochsbios vgabios isolinux syslinux-common xorriso
 )

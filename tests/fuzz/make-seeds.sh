@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/fuzz/make-seeds.sh OUTDIR FIXTURES — seed corpora of the fuzz
+# targets from the test fixtures: OUTDIR/<target>/<sha1 of the input>.
+# FIXTURES is where tests/host/fixtures/build.sh puts the ELF fixtures
+# (the same directory bats uses; build.sh is a no-op when it is current).
+set -euo pipefail
+
+out=${1:?usage: make-seeds.sh OUTDIR FIXTURES}
+fixtures=${2:?usage: make-seeds.sh OUTDIR FIXTURES}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+proc=$here/../host/fixtures/proc
+
+# put TARGET FILE: copy under its content hash (identical inputs once)
+put() {
+	local h
+	h=$(sha1sum <"$2" | cut -c1-40)
+	[ -e "$out/$1/$h" ] || cp "$2" "$out/$1/$h"
+}
+
+mkdir -p "$out"/fuzz-elf-notes "$out"/fuzz-proc-status "$out"/fuzz-proc-smaps
+
+# The fixtures are built with gcc whatever compiler this build uses.
+if CC=${FIXTURE_CC:-gcc} bash "$here/../host/fixtures/build.sh" "$fixtures" >"$out/fixtures.log" 2>&1; then
+	while IFS= read -r -d '' f; do
+		# ELF files and the non-ELF ones (script, empty) alike; skip big ones
+		[ "$(stat -c %s "$f")" -le 262144 ] && put fuzz-elf-notes "$f"
+	done < <(find "$fixtures" -type f ! -name '.stamp' ! -name '*.txt' -print0)
+else
+	echo "make-seeds: building the ELF fixtures failed (see $out/fixtures.log); ELF seeds are only the regressions" >&2
+fi
+
+while IFS= read -r -d '' f; do
+	case $f in
+	*/status) put fuzz-proc-status "$f" ;;
+	*/smaps|*/maps) put fuzz-proc-smaps "$f" ;;
+	esac
+done < <(find "$proc" -type f \( -name status -o -name smaps -o -name maps \) -print0)
+exit 0
