@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gnu/libc-version.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "proc-status.h"
 #include "sysinfo-cet.h"
@@ -144,7 +147,7 @@ int cet_glibc_version_cmp(const char *a, const char *b)
  */
 static long read_gz(const char *path, size_t max, char **out)
 {
-	typedef void *(*gzopen_t)(const char *, const char *);
+	typedef void *(*gzopen_t)(int, const char *);
 	typedef int (*gzread_t)(void *, void *, unsigned);
 	typedef int (*gzclose_t)(void *);
 	gzopen_t zopen;
@@ -153,22 +156,37 @@ static long read_gz(const char *path, size_t max, char **out)
 	size_t len = 0, cap = 65536;
 	void *h, *gz;
 	char *buf;
+	struct stat st;
+	int fd;
 
 	*out = NULL;
+	/* Like cet_read_file(): a FIFO or device in a recorded tree must not
+	 * block or feed us forever, so only a regular file is handed to zlib. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
 	h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!h)
+	if (!h) {
+		close(fd);
 		return -ENOSYS;
-	zopen = (gzopen_t)dlsym(h, "gzopen");
+	}
+	zopen = (gzopen_t)dlsym(h, "gzdopen");
 	zread = (gzread_t)dlsym(h, "gzread");
 	zclose = (gzclose_t)dlsym(h, "gzclose");
 	if (!zopen || !zread || !zclose) {
+		close(fd);
 		dlclose(h);
 		return -ENOSYS;
 	}
-	gz = zopen(path, "rb");
+	gz = zopen(fd, "rb");	/* gzclose() closes fd */
 	if (!gz) {
 		int e = errno ? errno : EIO;
 
+		close(fd);
 		dlclose(h);
 		return -e;
 	}
