@@ -1,0 +1,119 @@
+#!/bin/bash
+# vm/check-series.sh — check kernel-series/ patch by patch.
+#
+#   vm/check-series.sh [--no-build] [--from N] [--config FRAGMENT]
+#
+# For each patch listed in kernel-series/series, in order, on a clean copy of the
+# linux-source-6.1 tree: apply it with `git am`, build bzImage incrementally (ccache,
+# out of tree) with the config fragment (default vm/kernel.config, applied as
+# `make KCONFIG_ALLCONFIG=<fragment> allnoconfig`), and run
+# `scripts/checkpatch.pl --strict --no-tree` on the patch file. Prints one table row
+# per patch (applies / builds / checkpatch errors / warnings) and a summary; the
+# full logs stay in the work directory.
+#
+#   --no-build    only apply and checkpatch (fast)
+#   --from N      build only from patch N on (earlier ones are applied and checkpatched);
+#                 useful to resume
+#   --config F    another config fragment (e.g. one with CONFIG_X86_USER_SHADOW_STACK=n)
+#
+# Exit status: 0 when every patch applies and builds and checkpatch reports no errors,
+# 1 otherwise. This takes long (header changes rebuild most of the kernel): run it in
+# the background. It is not part of CI.
+# Work dir: ${CETCTL_CACHE:-/root/.cache/cetctl}/check-series/ (src = git tree, out = build).
+# Env: CETCTL_CACHE, CETCTL_JOBS (default 2), CC (default "ccache gcc").
+set -uo pipefail
+
+die() { echo "check-series: ERROR: $*" >&2; exit 1; }
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${CETCTL_CACHE:-/root/.cache/cetctl}
+WORK=$CACHE/check-series
+SRC=$WORK/src
+OUT=$WORK/out
+LOGS=$WORK/logs
+SERIES_DIR=$REPO/kernel-series
+FRAG=$REPO/vm/kernel.config
+JOBS=${CETCTL_JOBS:-2}
+CCMD=${CC:-ccache gcc}
+TARBALL=/usr/src/linux-source-6.1.tar.xz
+build=1
+from=1
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-build) build=0 ;;
+    --from) shift; from=${1:?--from needs a number} ;;
+    --config) shift; FRAG=$(realpath "${1:?--config needs a file}") ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    *) die "unknown argument '$1'" ;;
+  esac
+  shift
+done
+
+[ -f "$SERIES_DIR/series" ] || die "no $SERIES_DIR/series (run vm/export-series.sh)"
+[ -f "$TARBALL" ] || die "$TARBALL missing (apt-get install linux-source-6.1)"
+[ -f "$FRAG" ] || die "config fragment $FRAG missing"
+mkdir -p "$WORK" "$LOGS"
+
+# A clean tree: the tarball committed as `base`; reset to it when it exists.
+if [ ! -d "$SRC/.git" ]; then
+  echo "check-series: extracting $TARBALL" >&2
+  rm -rf "$SRC" "$WORK/tmp"
+  mkdir -p "$WORK/tmp"
+  tar -C "$WORK/tmp" -xf "$TARBALL" || die "extracting $TARBALL failed"
+  mv "$WORK/tmp"/linux-source-6.1 "$SRC" && rmdir "$WORK/tmp"
+  git -C "$SRC" init -q
+  # Debian's tarball .gitignore ignores everything at the top level: add with -f.
+  git -C "$SRC" add -f -A >/dev/null
+  git -C "$SRC" -c user.name=check -c user.email=check@localhost commit -qm base
+  git -C "$SRC" tag base
+fi
+git -C "$SRC" am --abort >/dev/null 2>&1
+git -C "$SRC" checkout -q --detach base || die "cannot check out base"
+git -C "$SRC" reset -q --hard base
+git -C "$SRC" clean -q -fdx
+
+if [ "$build" = 1 ]; then
+  mkdir -p "$OUT"
+  make -s -C "$SRC" O="$OUT" KCONFIG_ALLCONFIG="$FRAG" allnoconfig > "$LOGS/config.log" 2>&1 ||
+    die "allnoconfig failed, see $LOGS/config.log"
+fi
+
+printf '%-4s %-62s %-7s %-7s %4s %4s %6s\n' "#" "patch" "applies" "builds" "err" "warn" "time"
+fail=0 n=0 total_err=0 total_warn=0
+while read -r p; do
+  [ -n "$p" ] || continue
+  n=$((n + 1))
+  f=$SERIES_DIR/$p
+  applies=yes builds=- err=- warn=- t=-
+  if ! git -C "$SRC" -c user.name=check -c user.email=check@localhost am -q --keep-cr "$f" \
+       > "$LOGS/$n-am.log" 2>&1; then
+    applies=no fail=1
+    git -C "$SRC" am --abort >/dev/null 2>&1
+  fi
+  if [ "$applies" = yes ]; then
+    "$SRC/scripts/checkpatch.pl" --strict --no-tree --no-color "$f" > "$LOGS/$n-checkpatch.log" 2>&1
+    err=$(sed -n 's/^total: \([0-9]*\) errors, \([0-9]*\) warnings.*/\1/p' "$LOGS/$n-checkpatch.log")
+    warn=$(sed -n 's/^total: \([0-9]*\) errors, \([0-9]*\) warnings.*/\2/p' "$LOGS/$n-checkpatch.log")
+    err=${err:-?} warn=${warn:-?}
+    [ "$err" = 0 ] || fail=1
+    [ "$err" = "?" ] || total_err=$((total_err + err))
+    [ "$warn" = "?" ] || total_warn=$((total_warn + warn))
+    if [ "$build" = 1 ] && [ "$n" -ge "$from" ]; then
+      start=$(date +%s)
+      if make -C "$SRC" O="$OUT" CC="$CCMD" -j"$JOBS" olddefconfig > "$LOGS/$n-build.log" 2>&1 &&
+         make -C "$SRC" O="$OUT" CC="$CCMD" -j"$JOBS" bzImage >> "$LOGS/$n-build.log" 2>&1; then
+        builds=yes
+      else
+        builds=no fail=1
+      fi
+      t=$(( $(date +%s) - start ))s
+    fi
+  fi
+  printf '%-4s %-62s %-7s %-7s %4s %4s %6s\n' "$n" "${p:0:62}" "$applies" "$builds" "$err" "$warn" "$t"
+  [ "$applies" = yes ] || break
+done < "$SERIES_DIR/series"
+
+echo "check-series: $n patches checked; checkpatch total: $total_err errors, $total_warn warnings; logs in $LOGS"
+[ "$fail" = 0 ] && echo "check-series: PASS" || echo "check-series: FAIL"
+exit "$fail"
