@@ -105,9 +105,34 @@ static void read_objects(const char *root, struct proc_cet *pc,
 	}
 }
 
+/*
+ * Field 22 of stat, the start time in clock ticks since boot: a pid and
+ * its start time name one process, so a pid reused while we read it shows
+ * as a different start time. 0 when stat cannot be read.
+ */
+static unsigned long long stat_starttime(const char *root, pid_t pid)
+{
+	char path[PATH_MAX], *text, *p;
+	unsigned long long t = 0;
+
+	if (cet_proc_path(path, sizeof(path), root, "%d/stat", (int)pid))
+		return 0;
+	if (cet_read_file(path, 4096, &text) <= 0)
+		return 0;
+	/* comm may hold anything: count the fields from the last ')' */
+	p = strrchr(text, ')');
+	for (int field = 3; p && field <= 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		t = strtoull(p + 1, NULL, 10);
+	free(text);
+	return t;
+}
+
 static int read_once(const char *root, pid_t pid, unsigned int what, bool ss_is_x86,
 		     cet_marking_fn mark, void *mark_ctx, struct proc_cet *pc, bool *again)
 {
+	unsigned long long start, now;
 	bool on;
 	int rc;
 
@@ -116,6 +141,7 @@ static int read_once(const char *root, pid_t pid, unsigned int what, bool ss_is_
 	pc->exe_marking = -ENOTSUP;
 	pc->ss_is_x86_shstk = ss_is_x86;
 
+	start = stat_starttime(root, pid);
 	rc = proc_status_read(root, pid, 0, &pc->st);
 	if (rc)
 		return rc;
@@ -161,6 +187,14 @@ static int read_once(const char *root, pid_t pid, unsigned int what, bool ss_is_
 
 	if (what & PROC_CET_OBJECTS)
 		read_objects(root, pc, mark, mark_ctx);
+
+	/* The pid now names another process (it exited, the pid was reused):
+	 * what we read may mix the two. Read it again. */
+	now = stat_starttime(root, pid);
+	if (start && now && now != start) {
+		*again = true;
+		return 0;
+	}
 
 	/*
 	 * Lost a file we had just seen: was it the whole process? stat's state
