@@ -46,8 +46,15 @@ _Static_assert(JB_CHECK_OFFSET + 8 <= 200, "struct __jmp_buf_tag is 200 bytes on
 enum { F_SETJMP, F__SETJMP, F_SIGSETJMP, F___SIGSETJMP,
        F_LONGJMP, F__LONGJMP, F_SIGLONGJMP, F___LONGJMP_CHK, F_MAX };
 
+/*
+ * Only names glibc really exports: a failing dlsym() reports its error with
+ * a longjmp inside the dynamic loader, which this library cannot see and
+ * which, under a shadow stack, faults at the loader's next return
+ * (measured: _dl_catch_exception). glibc has no "sigsetjmp" symbol (the
+ * header maps it to __sigsetjmp), so ours forwards to __sigsetjmp.
+ */
 static const char *const names[F_MAX] = {
-	"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp",
+	"setjmp", "_setjmp", "__sigsetjmp", "__sigsetjmp",
 	"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
 };
 
@@ -80,11 +87,6 @@ __attribute__((visibility("hidden"))) void *cetctl_preload_resolve(long idx)
 	if (p)
 		return p;
 	p = dlsym(RTLD_NEXT, names[idx]);
-	/* glibc exports sigsetjmp only as __sigsetjmp (a header macro). */
-	if (!p && idx == F_SIGSETJMP)
-		p = dlsym(RTLD_NEXT, "__sigsetjmp");
-	if (!p && idx == F_SIGLONGJMP)
-		p = dlsym(RTLD_NEXT, "longjmp");
 	if (!p)
 		die(names[idx]);
 	__atomic_store_n(&cetctl_preload_real[idx], p, __ATOMIC_RELEASE);
