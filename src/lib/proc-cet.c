@@ -117,8 +117,10 @@ static unsigned long long stat_starttime(const char *root, pid_t pid)
 
 	if (cet_proc_path(path, sizeof(path), root, "%d/stat", (int)pid))
 		return 0;
-	if (cet_read_file(path, 4096, &text) <= 0)
+	if (cet_read_file(path, 4096, &text) <= 0) {
+		free(text);	/* an empty read still returns a buffer */
 		return 0;
+	}
 	/* comm may hold anything: count the fields from the last ')' */
 	p = strrchr(text, ')');
 	for (int field = 3; p && field <= 22; field++)

@@ -155,8 +155,10 @@ char proc_stat_state(const char *root, pid_t pid)
 
 	if (cet_proc_path(path, sizeof(path), root, "%d/stat", (int)pid))
 		return 0;
-	if (cet_read_file(path, 4096, &text) <= 0)
+	if (cet_read_file(path, 4096, &text) <= 0) {
+		free(text);	/* an empty read still returns a buffer */
 		return 0;
+	}
 	/* "pid (comm) S ...": comm may hold anything, so from the last ')'. */
 	p = strrchr(text, ')');
 	if (p && p[1] == ' ')
@@ -180,8 +182,10 @@ bool proc_is_kthread(const char *root, pid_t pid, const struct proc_status *st)
 	 * spaces and parentheses, so count from the last ')'. */
 	if (cet_proc_path(path, sizeof(path), root, "%d/stat", (int)pid))
 		return false;
-	if (cet_read_file(path, 4096, &text) <= 0)
+	if (cet_read_file(path, 4096, &text) <= 0) {
+		free(text);	/* an empty read still returns a buffer */
 		return false;
+	}
 	p = strrchr(text, ')');
 	for (i = 0; p && i < 7; i++) {
 		p = strchr(p + 1, ' ');

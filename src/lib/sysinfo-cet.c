@@ -262,7 +262,7 @@ static void read_kconfig(const char *root, struct cet_sysinfo *si)
 bool cet_ss_is_x86_shstk(const char *root, char *machine, size_t size)
 {
 	struct cet_sysinfo tmp = { 0 };
-	char path[PATH_MAX], *text;
+	char path[PATH_MAX], *text = NULL;
 	struct utsname u;
 
 	if (is_live_root(root)) {
@@ -278,6 +278,7 @@ bool cet_ss_is_x86_shstk(const char *root, char *machine, size_t size)
 		snprintf(machine, size, "%s", tmp.cpu_x86 ? "x86_64 (from cpuinfo)" : "not x86 (from cpuinfo)");
 		return tmp.cpu_x86;
 	}
+	free(text);	/* an empty cpuinfo still returns a buffer */
 	snprintf(machine, size, "x86_64 (assumed: no cpuinfo in the recorded tree)");
 	return true;
 }
