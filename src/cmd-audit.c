@@ -209,7 +209,9 @@ static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output line");
 	cetctl_table_setf(t, ln, COL_PID, "%d", (int)pc->pid);
 	cetctl_table_setf(t, ln, COL_PPID, "%d", (int)pc->st.ppid);
-	cetctl_table_set(t, ln, COL_USER, proc_user_name(pc->st.euid, buf, sizeof(buf)));
+	/* Only when shown: NSS lookups may longjmp (see cmd-status.c). */
+	if (cetctl_table_has(t, COL_USER))
+		cetctl_table_set(t, ln, COL_USER, proc_user_name(pc->st.euid, buf, sizeof(buf)));
 	cetctl_table_set(t, ln, COL_COMM, pc->st.name);
 	cetctl_table_set(t, ln, COL_EXE, pc->exe[0] ? pc->exe : NULL);
 	cetctl_table_setf(t, ln, COL_THREADS, "%d", pc->st.threads);

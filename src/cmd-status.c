@@ -120,7 +120,11 @@ static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 	if (!ln)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output line");
 	cetctl_table_setf(t, ln, COL_PID, "%d", (int)pc->pid);
-	cetctl_table_set(t, ln, COL_USER, proc_user_name(pc->st.euid, user, sizeof(user)));
+	/* Only when shown: NSS may dlopen modules, and glibc < 2.39 unwinds
+	 * a failed dlopen with a longjmp that a shadow stack does not allow
+	 * (seen under `cetctl run --shstk -- cetctl status self`). */
+	if (cetctl_table_has(t, COL_USER))
+		cetctl_table_set(t, ln, COL_USER, proc_user_name(pc->st.euid, user, sizeof(user)));
 	cetctl_table_set(t, ln, COL_COMM, pc->st.name);
 	cetctl_table_set(t, ln, COL_EXE, pc->exe[0] ? pc->exe : NULL);
 	cetctl_table_setf(t, ln, COL_THREADS, "%d", pc->st.threads);
