@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cet-abi.h"
 #include "proc-cet.h"
@@ -106,35 +107,25 @@ static void read_objects(const char *root, struct proc_cet *pc,
 }
 
 /*
- * Field 22 of stat, the start time in clock ticks since boot: a pid and
- * its start time name one process, so a pid reused while we read it shows
- * as a different start time. 0 when stat cannot be read.
+ * Which process <root>/<pid> is now: procfs gives every process's
+ * directory a fresh inode number, so a pid that changed hands while we
+ * read it shows as another inode. (stat field 22, the start time, says the
+ * same but costs an open and a read.) 0 when it cannot be stat'ed.
  */
-static unsigned long long stat_starttime(const char *root, pid_t pid)
+static ino_t pid_dir_ino(const char *root, pid_t pid)
 {
-	char path[PATH_MAX], *text, *p;
-	unsigned long long t = 0;
+	char path[PATH_MAX];
+	struct stat st;
 
-	if (cet_proc_path(path, sizeof(path), root, "%d/stat", (int)pid))
+	if (cet_proc_path(path, sizeof(path), root, "%d", (int)pid) || stat(path, &st) != 0)
 		return 0;
-	if (cet_read_file(path, 4096, &text) <= 0) {
-		free(text);	/* an empty read still returns a buffer */
-		return 0;
-	}
-	/* comm may hold anything: count the fields from the last ')' */
-	p = strrchr(text, ')');
-	for (int field = 3; p && field <= 22; field++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		t = strtoull(p + 1, NULL, 10);
-	free(text);
-	return t;
+	return st.st_ino;
 }
 
 static int read_once(const char *root, pid_t pid, unsigned int what, bool ss_is_x86,
 		     cet_marking_fn mark, void *mark_ctx, struct proc_cet *pc, bool *again)
 {
-	unsigned long long start, now;
+	ino_t start, now;
 	bool on;
 	int rc;
 
@@ -143,7 +134,7 @@ static int read_once(const char *root, pid_t pid, unsigned int what, bool ss_is_
 	pc->exe_marking = -ENOTSUP;
 	pc->ss_is_x86_shstk = ss_is_x86;
 
-	start = stat_starttime(root, pid);
+	start = pid_dir_ino(root, pid);
 	rc = proc_status_read(root, pid, 0, &pc->st);
 	if (rc)
 		return rc;
@@ -192,7 +183,7 @@ static int read_once(const char *root, pid_t pid, unsigned int what, bool ss_is_
 
 	/* The pid now names another process (it exited, the pid was reused):
 	 * what we read may mix the two. Read it again. */
-	now = stat_starttime(root, pid);
+	now = pid_dir_ino(root, pid);
 	if (start && now && now != start) {
 		*again = true;
 		return 0;
