@@ -14,9 +14,12 @@
  *           real setjmp (a jump, not a call: it must see our caller's frame);
  *  longjmp: RDSSP again and INCSSP the shadow stack back to the stored SSP
  *           plus one entry (setjmp's own return address, which `ret` would
- *           have popped), then tail-jump to the real longjmp. The real one
- *           only makes balanced calls before its final jump, which reuse
- *           the freed part of the shadow stack harmlessly.
+ *           have popped) plus one more, then tail-jump to the real longjmp.
+ *           The real one (glibc's C __libc_siglongjmp / __longjmp_chk) makes
+ *           balanced calls and then *calls* the noreturn assembly __longjmp,
+ *           which pushes one entry that is never popped: we make room for
+ *           it. Measured on emulated CET: without that entry accounted for,
+ *           the SSP lands one entry deep and the next return faults.
  * Where: bytes 80..95 of struct __jmp_buf_tag, inside __saved_mask past the
  * 8 bytes the kernel's sigset uses; glibc 2.28+ built with CET keeps its
  * SSP at the same offset. Stored with a check word so a buffer filled by a
@@ -144,7 +147,8 @@ __attribute__((constructor)) static void cetctl_preload_init(void)
 	END(name)
 
 /*
- * longjmp family: pop the shadow stack back to the recorded SSP + 8.
+ * longjmp family: pop the shadow stack back to the recorded SSP + 16 (the
+ * setjmp return entry, and the entry glibc's own `call __longjmp` will push).
  * Nothing is done unless shadow stacks are on, the buffer carries our
  * check word, and the target lies above the current SSP within 4 GiB
  * (otherwise it is another shadow stack, or not ours to fix). INCSSP
@@ -162,7 +166,7 @@ __attribute__((constructor)) static void cetctl_preload_init(void)
 	"	xor %r8, %rdx\n"					\
 	"	cmp %rcx, %rdx\n"					\
 	"	jne 2f\n"						\
-	"	add $8, %rcx\n"						\
+	"	add $16, %rcx\n"					\
 	"	sub %rax, %rcx\n"					\
 	"	jbe 2f\n"						\
 	"	shr $3, %rcx\n"						\

@@ -203,7 +203,8 @@ need_preload() {
 	expect_fault_lines
 	run bash -c '"$0" run --shstk -q --no-preload -- dash -c "cd /nonexistent-cetctl 2>/dev/null; echo after"; echo "rc=$?"' "$CETCTL"
 	echo "$output"
-	[[ $output == *"rc=139"* && $output != *after* ]] || fail "dash did not fault"
+	# (bash's "Segmentation fault" report quotes the command line: look for the line)
+	[[ $output == *"rc=139"* ]] && ! grep -qx after <<<"$output" || fail "dash did not fault"
 }
 
 @test "run: perl eval/die faults without the preload library" {
@@ -211,7 +212,7 @@ need_preload() {
 	expect_fault_lines
 	run bash -c '"$0" run --shstk -q --no-preload -- perl -e "eval { die }; print qq(ok)"; echo "rc=$?"' "$CETCTL"
 	echo "$output"
-	[[ $output == *"rc=139"* && $output != ok* ]] || fail "perl did not fault"
+	[[ $output == *"rc=139"* ]] && ! grep -qx 'okrc=.*' <<<"$output" || fail "perl did not fault"
 }
 
 @test "run: ordinary programs run under --shstk (cat, ls, bash -c)" {
