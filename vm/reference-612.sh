@@ -1,5 +1,6 @@
 #!/bin/bash
 # vm/reference-612.sh [--build-only] [--qemu-only] [--bochs-only] [--suites a,b] [--filter RE]
+#                     [--megs N]   (Bochs guest RAM, default 512 or $REF612_BOCHS_MEGS)
 #
 # Reference run (NOT part of CI): build Debian's linux-source-6.12 (mainline user shadow
 # stacks, the ABI our series copies) with the same config fragment (vm/kernel.config) plus
@@ -35,7 +36,7 @@ QUIRKS=${REF612_QUIRKS:-/work/shared/bochs-cet/cet-bochs27-quirks.diff}
 FRAG=$REPO/vm/kernel.config
 JOBS=${CETCTL_JOBS:-2}
 suites=conformance-prctl,conformance-mem,conformance-flow,conformance-elf,conformance-zz-kernel-log
-filter= do_build=1 do_qemu=1 do_bochs=1
+filter= do_qemu=1 do_bochs=1 megs=${REF612_BOCHS_MEGS:-512}
 while (($#)); do
 	case $1 in
 	--build-only) do_qemu=0 do_bochs=0; shift ;;
@@ -43,6 +44,7 @@ while (($#)); do
 	--bochs-only) do_qemu=0; shift ;;
 	--suites) suites=$2; shift 2 ;;
 	--filter) filter=$2; shift 2 ;;
+	--megs) megs=$2; shift 2 ;;
 	-h|--help) sed -n '2,27p' "$0"; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
@@ -113,7 +115,7 @@ if ((do_qemu)); then
 fi
 if ((do_bochs)); then
 	say "Bochs (emulated CET): everything"
-	"$W/vm/run-bochs.sh" "$out" "$initrd" --log "$R/bochs-console.log" "${args[@]}" || rc=1
+	"$W/vm/run-bochs.sh" "$out" "$initrd" --megs "$megs" --log "$R/bochs-console.log" "${args[@]}" || rc=1
 fi
 say "logs: $R/qemu-console.log $R/bochs-console.log"
 exit $rc

@@ -87,7 +87,7 @@ __attribute__((noreturn)) static void case_nohw(void)
 /* ---------------------------------------------------------------- prctl (hardware) */
 __attribute__((noreturn)) static void case_prctl(void)
 {
-	unsigned long ssp;
+	unsigned long ssp, top = 0;
 
 	require_hw();
 	check(read_ssp() == 0, "SSP is 0 before ENABLE");
@@ -95,7 +95,8 @@ __attribute__((noreturn)) static void case_prctl(void)
 	ENABLE_SHSTK_OR_SKIP();
 	ssp = read_ssp();
 	check(ssp != 0, "SSP %#lx after ENABLE", ssp);
-	check(addr_in_ss_vma(ssp, NULL, NULL) == 1, "SSP %#lx lies in an ss VMA", ssp);
+	/* SSP starts at the top (end) of the new shadow stack: the entry below it is inside */
+	check(addr_in_ss_vma(ssp - 8, NULL, &top) == 1 && top == ssp, "SSP %#lx is the top of an ss VMA", ssp);
 	check(shstk_status() == F_SHSTK, "STATUS %#lx (expected 0x1)", shstk_status());
 	self_status_is("shstk", "");
 	check_ret(arch_prctl_raw(ARCH_SHSTK_ENABLE, F_SHSTK), 0, "ENABLE(SHSTK) again is a no-op");
