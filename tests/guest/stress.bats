@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# Kernel stress, bounded in time (issue 7). Helper: shstk_churn
+# (tests/guest/helpers/shstk_churn.c). Each case runs for CETCTL_STRESS_SECS
+# seconds (default 6), then checks that the churn left nothing behind; the
+# suite ends by checking that the kernel log has no new WARN/BUG/oops, that
+# MemFree is back to its level before the suite (after dropping caches), and
+# that no process has more `ss` (shadow-stack) VMAs than before.
+# Without CET hardware (QEMU) the map_shadow_stack EOPNOTSUPP churn, the
+# thread and fork churn (with the x86_Thread_features lines) still run; the
+# hardware cases skip with "no shadow-stack hardware (cpuinfo lacks user_shstk)".
+
+load lib/common
+
+SECS=${CETCTL_STRESS_SECS:-6}
+
+# Whole-system numbers, before and after: MemFree (KiB) once the page cache
+# and slab caches are dropped, and the `ss` VMAs of every process.
+memfree_settled() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+	sleep 1
+	awk '/^MemFree:/ { print $2 }' /proc/meminfo
+}
+ss_vmas_all() {
+	cat /proc/[0-9]*/smaps 2>/dev/null | grep -c '^VmFlags:.* ss' || true
+}
+
+setup_file() {
+	export STRESS_STATE=$BATS_FILE_TMPDIR/state
+	{
+		echo "dmesg_lines=$(dmesg 2>/dev/null | wc -l)"
+		echo "ss_vmas=$(ss_vmas_all)"
+		# dropping caches is for the guest's kernel only, never the host's
+		in_guest && echo "memfree=$(memfree_settled)"
+	} >"$STRESS_STATE"
+}
+
+state() { sed -n "s/^$1=//p" "$STRESS_STATE"; }
+
+# churn CASE [ARGS...]: run_helper with a time limit (a hang is a failure)
+churn() {
+	local bin=$HELPERS/shstk_churn t=()
+	[[ -x $bin ]] || { fail "helper $bin is missing (build tests/guest/helpers)"; return 1; }
+	command -v timeout >/dev/null && t=(timeout -k 5 $((SECS * 4 + 60)))
+	run "${t[@]}" "$bin" "$@"
+	printf '%s\n' "$output"
+	case $status in
+	0) return 0 ;;
+	77) local why; why=$(grep -m1 '^SKIP: ' <<<"$output"); skip "${why#SKIP: }" ;;
+	124) fail "shstk_churn $* did not finish in time"; return 1 ;;
+	*) fail "shstk_churn $* exited with status $status"; return 1 ;;
+	esac
+}
+
+@test "stress: map_shadow_stack churn without hardware: every call EOPNOTSUPP, no ss VMA" {
+	require_no_shstk_hw
+	churn map-nohw "$SECS" 4
+}
+
+@test "stress: map_shadow_stack/munmap churn from 8 threads: tokens right, ss VMAs back" {
+	require_shstk
+	churn map "$SECS" 8
+}
+
+@test "stress: thread churn (own shadow stacks, disable/enable, signals; status lines)" {
+	require_kernel_support
+	churn threads "$SECS" 16
+}
+
+@test "stress: fork churn from a task on a shadow stack (children inherit it, exit 0)" {
+	require_kernel_support
+	churn fork "$SECS"
+}
+
+@test "stress: signals on a shadow stack: 200 us timer, alternate stack, SSP unchanged" {
+	require_shstk
+	churn signals "$SECS"
+}
+
+@test "stress: threads, forks and mappings at the same time" {
+	require_kernel_support
+	local bin=$HELPERS/shstk_churn map=map-nohw rc=0 c
+	[[ -x $bin ]] || fail "helper $bin is missing"
+	have_shstk_hw && map=map
+	"$bin" "$map" "$SECS" 4 >"$BATS_TEST_TMPDIR/map" 2>&1 & local p1=$!
+	"$bin" threads "$SECS" 8 >"$BATS_TEST_TMPDIR/threads" 2>&1 & local p2=$!
+	"$bin" fork "$SECS" >"$BATS_TEST_TMPDIR/fork" 2>&1 & local p3=$!
+	for c in "$p1:map" "$p2:threads" "$p3:fork"; do
+		wait "${c%%:*}" || { rc=1; echo "== ${c#*:} failed:"; cat "$BATS_TEST_TMPDIR/${c#*:}"; }
+	done
+	grep -h 'info\|RESULT' "$BATS_TEST_TMPDIR"/{map,threads,fork}
+	[[ $rc == 0 ]]
+}
+
+@test "stress: no shadow-stack VMA left behind (all processes)" {
+	require_kernel_support
+	local before after
+	before=$(state ss_vmas)
+	after=$(ss_vmas_all)
+	echo "ss VMAs: $before before the suite, $after now"
+	[[ $after -le $before ]]
+}
+
+@test "stress: MemFree back to its level before the suite (8 MiB slack)" {
+	require_kernel_support
+	in_guest || skip "on the host other processes move MemFree"
+	local before after
+	before=$(state memfree)
+	after=$(memfree_settled)
+	echo "MemFree: $before KiB before, $after KiB after"
+	[[ $after -ge $((before - 8192)) ]]
+}
+
+@test "stress: no WARN, BUG, oops or control-protection line in the kernel log since the suite began" {
+	in_guest || skip "on the host the kernel log is not the kernel under test's"
+	local from bad
+	from=$(state dmesg_lines)
+	run dmesg
+	[[ $status == 0 ]] || fail "dmesg failed"
+	bad=$(tail -n +"$((from + 1))" <<<"$output" |
+		grep -E 'WARNING: CPU|WARNING: at |BUG: |kernel BUG at|Oops|Kernel panic|general protection fault|list_(add|del) corruption|UBSAN:|bad page state|Bad rss-counter|control protection|segfault' || true)
+	[[ -z $bad ]] || fail "kernel log since the stress suite began:" "$bad"
+}
