@@ -18,7 +18,7 @@ put() {
 	[ -e "$out/$1/$h" ] || cp "$2" "$out/$1/$h"
 }
 
-mkdir -p "$out"/fuzz-elf-notes "$out"/fuzz-proc-status "$out"/fuzz-proc-smaps
+mkdir -p "$out"/fuzz-elf-notes "$out"/fuzz-proc-status "$out"/fuzz-proc-smaps "$out"/fuzz-ld-cache
 
 # The fixtures are built with gcc whatever compiler this build uses.
 if CC=${FIXTURE_CC:-gcc} bash "$here/../host/fixtures/build.sh" "$fixtures" >"$out/fixtures.log" 2>&1; then
@@ -36,4 +36,10 @@ while IFS= read -r -d '' f; do
 	*/smaps|*/maps) put fuzz-proc-smaps "$f" ;;
 	esac
 done < <(find "$proc" -type f \( -name status -o -name smaps -o -name maps \) -print0)
+# ld.so.cache: this machine's, and its first kilobytes (a truncated one)
+if [ -f /etc/ld.so.cache ]; then
+	put fuzz-ld-cache /etc/ld.so.cache
+	head -c 4096 /etc/ld.so.cache >"$out/ld.so.cache.head" && put fuzz-ld-cache "$out/ld.so.cache.head"
+	rm -f "$out/ld.so.cache.head"
+fi
 exit 0

@@ -19,7 +19,7 @@ case $secs in ''|*[!0-9]*) echo "usage: run.sh [SECONDS]" >&2; exit 1 ;; esac
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=${CETCTL_FUZZ_BUILD:-$top/build-fuzz}
-targets=(fuzz-elf-notes fuzz-proc-status fuzz-proc-smaps)
+targets=(fuzz-elf-notes fuzz-proc-status fuzz-proc-smaps fuzz-ld-cache)
 
 if ! command -v clang >/dev/null; then
 	echo "run.sh: clang is not installed (vm/install-deps.sh)" >&2
