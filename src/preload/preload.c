@@ -12,14 +12,13 @@
  * The fix, glibc 2.39's own, done around the system's functions:
  *  setjmp:  RDSSP and store the SSP in the jmp_buf, then tail-jump to the
  *           real setjmp (a jump, not a call: it must see our caller's frame);
- *  longjmp: RDSSP again and INCSSP the shadow stack back to the stored SSP
- *           plus one entry (setjmp's own return address, which `ret` would
- *           have popped) plus one more, then tail-jump to the real longjmp.
- *           The real one (glibc's C __libc_siglongjmp / __longjmp_chk) makes
- *           balanced calls and then *calls* the noreturn assembly __longjmp,
- *           which pushes one entry that is never popped: we make room for
- *           it. Measured on emulated CET: without that entry accounted for,
- *           the SSP lands one entry deep and the next return faults.
+ *  longjmp: hand the real longjmp a copy of the buffer that resumes at our
+ *           landing pad, which INCSSPs the shadow stack back to the stored
+ *           SSP plus one entry (setjmp's own return address, which `ret`
+ *           would have popped) and jumps to the real resume address. Popping
+ *           before calling glibc cannot work: its longjmp ends by *calling*
+ *           the noreturn __longjmp, and that push would overwrite a live
+ *           entry (both measured on emulated CET, see LONGJMP below).
  * Where: bytes 80..95 of struct __jmp_buf_tag, inside __saved_mask past the
  * 8 bytes the kernel's sigset uses; glibc 2.28+ built with CET keeps its
  * SSP at the same offset. Stored with a check word so a buffer filled by a
@@ -44,6 +43,20 @@ _Static_assert(JB_CHECK_OFFSET + 8 <= 200, "struct __jmp_buf_tag is 200 bytes on
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
+
+/*
+ * CETCTL_PRELOAD_FAKE_SSP (host tests only, never installed): RDSSP
+ * "reads" a constant and INCSSP does nothing, so the shadow-stack path --
+ * the buffer copy, pointer mangling, glibc's jump to our landing pad and
+ * the jump on to the caller -- runs on machines without shadow stacks.
+ */
+#ifdef CETCTL_PRELOAD_FAKE_SSP
+#define RDSSP(reg)	"	movabs $0x7ff0000ff000, " reg "\n"
+#define INCSSP(reg)	"	nop\n"
+#else
+#define RDSSP(reg)	"	rdsspq " reg "\n"
+#define INCSSP(reg)	"	incsspq " reg "\n"
+#endif
 
 /* The system's implementations, found with dlsym(RTLD_NEXT). */
 enum { F_SETJMP, F__SETJMP, F_SIGSETJMP, F___SIGSETJMP,
@@ -135,7 +148,7 @@ __attribute__((constructor)) static void cetctl_preload_init(void)
 #define SETJMP(name, idx)						\
 	ENTRY(name)							\
 	"	xor %eax, %eax\n"					\
-	"	rdsspq %rax\n"						\
+	RDSSP("%rax")						\
 	"	test %rax, %rax\n"					\
 	"	jz 1f\n"						\
 	"	mov %rax, " STR(JB_SSP_OFFSET) "(%rdi)\n"		\
@@ -147,17 +160,42 @@ __attribute__((constructor)) static void cetctl_preload_init(void)
 	END(name)
 
 /*
- * longjmp family: pop the shadow stack back to the recorded SSP + 16 (the
- * setjmp return entry, and the entry glibc's own `call __longjmp` will push).
- * Nothing is done unless shadow stacks are on, the buffer carries our
- * check word, and the target lies above the current SSP within 4 GiB
- * (otherwise it is another shadow stack, or not ours to fix). INCSSP
- * takes at most 255 entries at a time.
+ * Where a longjmp through us must land, per thread: the SSP of the setjmp's
+ * caller and the real resume address. Initial-exec TLS: the library is
+ * loaded at start-up (LD_PRELOAD), so it lives in static TLS.
+ */
+struct landing {
+	unsigned long ssp;
+	unsigned long pc;
+};
+static __thread struct landing landing __attribute__((tls_model("initial-exec")));
+
+__attribute__((visibility("hidden"))) struct landing *cetctl_preload_landing(void)
+{
+	return &landing;
+}
+
+/*
+ * longjmp family. glibc's longjmp is C code that restores the signal mask,
+ * unwinds cleanup buffers and then *calls* the noreturn assembly __longjmp:
+ * that call pushes a shadow-stack entry nobody pops, so popping before
+ * handing over cannot work (the push would overwrite a live entry of the
+ * frame we return to; measured on emulated CET). Instead the real longjmp
+ * is given a copy of the buffer whose resume address (pointer-mangled the
+ * way glibc does: xor %fs:0x30, rol 17) is our landing pad; glibc does all
+ * its work and jumps there with the caller's registers and stack restored;
+ * the pad pops the shadow stack to the recorded SSP + 8 (setjmp's own
+ * return entry, which `ret` would have popped) and jumps to the real
+ * resume address. Nothing is done unless shadow stacks are on and the
+ * buffer carries our check word: then it is a plain tail call.
+ *
+ * The copy sits in our own frame: 208 bytes = the 200-byte buffer plus the
+ * fake return slot at 0(%rsp), which keeps %rsp as a function entry expects.
  */
 #define LONGJMP(name, idx)						\
 	ENTRY(name)							\
 	"	xor %eax, %eax\n"					\
-	"	rdsspq %rax\n"						\
+	RDSSP("%rax")						\
 	"	test %rax, %rax\n"					\
 	"	jz 2f\n"						\
 	"	mov " STR(JB_SSP_OFFSET) "(%rdi), %rcx\n"		\
@@ -166,21 +204,72 @@ __attribute__((constructor)) static void cetctl_preload_init(void)
 	"	xor %r8, %rdx\n"					\
 	"	cmp %rcx, %rdx\n"					\
 	"	jne 2f\n"						\
-	"	add $16, %rcx\n"					\
-	"	sub %rax, %rcx\n"					\
-	"	jbe 2f\n"						\
-	"	shr $3, %rcx\n"						\
-	"	cmp $0x20000000, %rcx\n"				\
-	"	ja 2f\n"						\
-	"1:	mov $255, %edx\n"					\
-	"	cmp %rdx, %rcx\n"					\
-	"	cmovb %rcx, %rdx\n"					\
-	"	incsspq %rdx\n"						\
-	"	sub %rdx, %rcx\n"					\
-	"	jnz 1b\n"						\
+	"	push %rdi\n"						\
+	"	push %rsi\n"						\
+	"	push %rcx\n"						\
+	"	call cetctl_preload_landing\n"				\
+	"	pop %rcx\n"						\
+	"	pop %rsi\n"						\
+	"	pop %rdi\n"						\
+	"	add $8, %rcx\n"						\
+	"	mov %rcx, (%rax)\n"					\
+	"	mov 56(%rdi), %rdx\n"		/* JB_PC, mangled */	\
+	"	ror $0x11, %rdx\n"					\
+	"	xor %fs:0x30, %rdx\n"					\
+	"	mov %rdx, 8(%rax)\n"					\
+	"	sub $208, %rsp\n"					\
+	"	mov %rsi, %r9\n"					\
+	"	mov %rdi, %rsi\n"					\
+	"	lea 8(%rsp), %rdi\n"					\
+	"	mov $25, %ecx\n"					\
+	"	rep movsq\n"						\
+	"	lea cetctl_preload_pad(%rip), %rdx\n"			\
+	"	xor %fs:0x30, %rdx\n"					\
+	"	rol $0x11, %rdx\n"					\
+	"	mov %rdx, 8+56(%rsp)\n"					\
+	"	lea 8(%rsp), %rdi\n"					\
+	"	mov %r9, %rsi\n"					\
 	"2:\n"								\
 	TAILJUMP(idx)							\
 	END(name)
+
+/*
+ * The landing pad: entered by glibc's final jump with %rsp, %rbp, %rbx,
+ * %r12-%r15 as at the setjmp and %eax = its return value; every other
+ * register is free (a setjmp return is a function return). %rsp is 16-byte
+ * aligned here (as right after a call returned), so after saving %rax and
+ * 8 bytes of padding the call is aligned; it is balanced, like every call
+ * before the INCSSP loop.
+ */
+#define LANDING_PAD							\
+	".globl cetctl_preload_pad\n"					\
+	".hidden cetctl_preload_pad\n"					\
+	".type cetctl_preload_pad, @function\n"				\
+	"cetctl_preload_pad:\n"						\
+	"	endbr64\n"						\
+	"	push %rax\n"						\
+	"	sub $8, %rsp\n"						\
+	"	call cetctl_preload_landing\n"				\
+	"	mov %rax, %rdx\n"					\
+	"	add $8, %rsp\n"						\
+	"	pop %rax\n"						\
+	"	mov (%rdx), %rcx\n"					\
+	"	mov 8(%rdx), %r8\n"					\
+	"	xor %r9d, %r9d\n"					\
+	RDSSP("%r9")						\
+	"	sub %r9, %rcx\n"					\
+	"	jbe 3f\n"						\
+	"	shr $3, %rcx\n"						\
+	"	cmp $0x20000000, %rcx\n"	/* > 4 GiB: not ours */	\
+	"	ja 3f\n"						\
+	"1:	mov $255, %edx\n"					\
+	"	cmp %rdx, %rcx\n"					\
+	"	cmovb %rcx, %rdx\n"					\
+	INCSSP("%rdx")						\
+	"	sub %rdx, %rcx\n"					\
+	"	jnz 1b\n"						\
+	"3:	jmp *%r8\n"						\
+	".size cetctl_preload_pad, .-cetctl_preload_pad\n"
 
 __asm__(
 	".text\n"
@@ -192,4 +281,5 @@ __asm__(
 	LONGJMP(_longjmp, 5)
 	LONGJMP(siglongjmp, 6)
 	LONGJMP(__longjmp_chk, 7)
+	LANDING_PAD
 );

@@ -100,3 +100,42 @@ EOF
 		return 1
 	fi
 }
+
+@test "preload: the shadow-stack path (buffer copy, landing pad) works, with a faked SSP" {
+	# Built with CETCTL_PRELOAD_FAKE_SSP, RDSSP reads a constant and INCSSP is a
+	# no-op: every longjmp takes the path it takes under a real shadow stack --
+	# glibc jumps to the landing pad through a pointer-mangled copy of the buffer,
+	# and the pad continues at the caller's resume address.
+	local fake=$BATS_TEST_TMPDIR/fake-ssp.so
+	gcc -O2 -shared -fPIC -fcf-protection=full -DCETCTL_PRELOAD_FAKE_SSP \
+		-o "$fake" "$BATS_TEST_DIRNAME/../../src/preload/preload.c" -ldl
+	local b
+	for b in "$LJ_FORT" "$LJ_PLAIN"; do
+		run env LD_PRELOAD="$fake" "$b" 4
+		[ "$status" -eq 0 ] || { echo "$b: $output"; return 1; }
+		[ "$(grep -c '^ok .* ssp=zero$' <<<"$output")" -eq 20 ]
+	done
+	# the path is really taken: setjmp stamps the buffer
+	cat > "$BATS_TEST_TMPDIR/stamp.c" <<'EOF2'
+#include <setjmp.h>
+#include <stdio.h>
+static jmp_buf jb;
+int main(void)
+{
+	volatile int n = 0;
+	if (setjmp(jb) < 3) {
+		n++;
+		longjmp(jb, n + 1);
+	}
+	printf("stamp=%lx n=%d\n", ((unsigned long *)jb)[10], n);
+	return 0;
+}
+EOF2
+	gcc -O2 -o "$BATS_TEST_TMPDIR/stamp" "$BATS_TEST_TMPDIR/stamp.c"
+	run env LD_PRELOAD="$fake" "$BATS_TEST_TMPDIR/stamp"
+	[ "$output" = "stamp=7ff0000ff000 n=2" ]
+	run env LD_PRELOAD="$fake" perl -e 'for (1..3) { eval { die "x\n" } } print "ok\n"'
+	[ "$output" = ok ]
+	run env LD_PRELOAD="$fake" dash -c 'cd /nonexistent-cetctl 2>/dev/null; echo after'
+	[ "$output" = after ]
+}
