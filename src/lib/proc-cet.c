@@ -172,9 +172,9 @@ static int read_once(const char *root, pid_t pid, unsigned int what, bool ss_is_
 			if (gone(rc))
 				pc->vanished = true;
 		} else if (mark && !cet_proc_path(path, sizeof(path), root, "%d/exe", (int)pid)) {
+			/* Not a sign of exit: readlink above would have said so;
+			 * a recorded tree's exe may point to a file not here. */
 			pc->exe_marking = mark(path, mark_ctx);
-			if (gone(pc->exe_marking))
-				pc->vanished = true;
 		}
 	}
 

@@ -1,0 +1,76 @@
+#!/usr/bin/env bats
+# Opt-in: record real /proc fixtures for the host tests from a CET guest.
+# Runs only when the kernel command line has cetctl.record=1, e.g.
+#   vm/run-bochs.sh KERNEL INITRD --suites zz-record-proc --append cetctl.record=1
+# then on the host:
+#   tests/host/fixtures/extract-guest-recording.sh CONSOLE.LOG tests/host/fixtures/proc/NAME
+# The files go out on the TAP stream as "# REC-FILE path base64" / "# REC-LINK path
+# target" lines (the console is the only way out of the guest). Same files as
+# tests/host/fixtures/record-proc.sh records.
+
+bats_require_minimum_version 1.5.0
+load lib/common
+
+setup() {
+	grep -qw 'cetctl.record=1' /proc/cmdline || skip "recording not asked for (cetctl.record=1)"
+	CETCTL=${CETCTL:-$(command -v cetctl)}
+	HOLD=$HELPERS/status_hold
+	bg=()
+}
+
+teardown() {
+	local p
+	for p in "${bg[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${bg[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+
+emit() {	# emit RELPATH FILE
+	local data
+	data=$(base64 -w0 < "$2" 2>/dev/null) || return 0
+	echo "# REC-FILE $1 $data" >&3
+}
+
+record_pid() {	# record_pid ROLE PID
+	local role=$1 pid=$2 f t tid
+	for f in status stat comm maps smaps; do emit "$pid/$f" "/proc/$pid/$f"; done
+	t=$(readlink "/proc/$pid/exe" 2>/dev/null) && echo "# REC-LINK $pid/exe $t" >&3
+	for t in /proc/$pid/task/*; do
+		tid=${t##*/}
+		emit "$pid/task/$tid/status" "$t/status"
+		emit "$pid/task/$tid/stat" "$t/stat"
+	done
+	echo "# REC-ROLE $role $pid" >&3
+}
+
+hold() {	# hold OUTFILE ARGS... : cetctl run ARGS in the background; prints the held pid
+	local out=$1 i; shift
+	"$CETCTL" run "$@" >"$out" 2>&1 &
+	bg+=($!)
+	for i in $(seq 100); do grep -q '^ready' "$out" && break; sleep 0.1; done
+	tr -d ' ' < "/proc/${bg[-1]}/task/${bg[-1]}/children"
+}
+
+@test "record: /proc of processes under cetctl run on this kernel" {
+	require_shstk
+	locked=$(hold "$BATS_TEST_TMPDIR/a" --shstk -- "$HOLD" 300)
+	threads=$(hold "$BATS_TEST_TMPDIR/b" --shstk -- "$HOLD" -t 3 300)
+	wrss=$(hold "$BATS_TEST_TMPDIR/c" --shstk --wrss -- "$HOLD" 300)
+	unlocked=$(hold "$BATS_TEST_TMPDIR/d" --shstk --no-lock -- "$HOLD" 300)
+	mixed=$(hold "$BATS_TEST_TMPDIR/e" --shstk --no-lock -- "$HOLD" -t 2 -d 300)
+	"$HOLD" 300 >/dev/null & plain=$!
+	bg+=($plain)
+	sleep 0.5
+	echo "# REC-BEGIN $(uname -r)" >&3
+	emit cpuinfo /proc/cpuinfo
+	emit cmdline /proc/cmdline
+	[[ -r /proc/config.gz ]] && emit config.gz /proc/config.gz
+	record_pid single "$locked"
+	record_pid threads "$threads"
+	record_pid wrss "$wrss"
+	record_pid unlocked "$unlocked"
+	record_pid mixed "$mixed"
+	record_pid plain "$plain"
+	record_pid kthread 2
+	echo "# REC-SELF $locked" >&3
+	echo "# REC-END" >&3
+}
