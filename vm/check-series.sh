@@ -1,7 +1,7 @@
 #!/bin/bash
 # vm/check-series.sh — check kernel-series/ patch by patch.
 #
-#   vm/check-series.sh [--no-build] [--from N] [--config FRAGMENT]
+#   vm/check-series.sh [--no-build | --quick] [--from N] [--config FRAGMENT]
 #
 # For each patch listed in kernel-series/series, in order, on a clean copy of the
 # linux-source-6.1 tree: apply it with `git am`, build bzImage incrementally (ccache,
@@ -12,6 +12,9 @@
 # full logs stay in the work directory.
 #
 #   --no-build    only apply and checkpatch (fast)
+#   --quick       instead of bzImage, compile only the .c files the patch changes plus,
+#                 when it changes headers, a fixed set of sentinel objects that include
+#                 the mm/x86 headers the series touches (much faster, less complete)
 #   --from N      build only from patch N on (earlier ones are applied and checkpatched);
 #                 useful to resume
 #   --config F    another config fragment (e.g. one with CONFIG_X86_USER_SHADOW_STACK=n)
@@ -38,13 +41,17 @@ CCMD=${CC:-ccache gcc}
 TARBALL=/usr/src/linux-source-6.1.tar.xz
 build=1
 from=1
+quick=0
+SENTINELS="mm/memory.o mm/mmap.o mm/huge_memory.o arch/x86/kernel/process.o
+  arch/x86/kernel/signal.o arch/x86/mm/fault.o kernel/fork.o fs/binfmt_elf.o"
 
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) build=0 ;;
+    --quick) quick=1 ;;
     --from) shift; from=${1:?--from needs a number} ;;
     --config) shift; FRAG=$(realpath "${1:?--config needs a file}") ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) die "unknown argument '$1'" ;;
   esac
   shift
@@ -79,7 +86,7 @@ if [ "$build" = 1 ]; then
     die "allnoconfig failed, see $LOGS/config.log"
 fi
 
-printf '%-4s %-62s %-7s %-7s %4s %4s %6s\n' "#" "patch" "applies" "builds" "err" "warn" "time"
+printf '%-4s %-66s %-7s %-7s %4s %4s %6s\n' "#" "patch" "applies" "builds" "err" "warn" "time"
 fail=0 n=0 total_err=0 total_warn=0
 while read -r p; do
   [ -n "$p" ] || continue
@@ -101,16 +108,28 @@ while read -r p; do
     [ "$warn" = "?" ] || total_warn=$((total_warn + warn))
     if [ "$build" = 1 ] && [ "$n" -ge "$from" ]; then
       start=$(date +%s)
+      targets=bzImage
+      if [ "$quick" = 1 ]; then
+        changed=$(git -C "$SRC" diff --name-only HEAD~1 HEAD)
+        targets=$(echo "$changed" | sed -n 's/\.c$/.o/p' | grep -v '^tools/' |
+                  while read -r o; do [ -f "$SRC/${o%.o}.c" ] && echo "$o"; done)
+        if echo "$changed" | grep -q '\.h$\|Kconfig\|\.tbl$'; then
+          targets="$targets $SENTINELS"
+        fi
+        targets=$(echo $targets)
+        [ -n "$targets" ] || targets=prepare
+      fi
       if make -C "$SRC" O="$OUT" CC="$CCMD" -j"$JOBS" olddefconfig > "$LOGS/$n-build.log" 2>&1 &&
-         make -C "$SRC" O="$OUT" CC="$CCMD" -j"$JOBS" bzImage >> "$LOGS/$n-build.log" 2>&1; then
+         make -C "$SRC" O="$OUT" CC="$CCMD" -j"$JOBS" $targets >> "$LOGS/$n-build.log" 2>&1; then
         builds=yes
+        [ "$quick" = 0 ] || builds=quick
       else
         builds=no fail=1
       fi
       t=$(( $(date +%s) - start ))s
     fi
   fi
-  printf '%-4s %-62s %-7s %-7s %4s %4s %6s\n' "$n" "${p:0:62}" "$applies" "$builds" "$err" "$warn" "$t"
+  printf '%-4s %-66s %-7s %-7s %4s %4s %6s\n' "$n" "${p:0:66}" "$applies" "$builds" "$err" "$warn" "$t"
   [ "$applies" = yes ] || break
 done < "$SERIES_DIR/series"
 
