@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # Kernel conformance: the seed 011 legacy-ELF policy. A binary marked SHSTK in
-# GNU_PROPERTY_X86_FEATURE_1_AND is refused the shadow-stack APIs (EINVAL) unless the
-# policy allows it (boot parameter shstk_legacy_elf=allow, or
-# CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN=y). Unmarked binaries are never blocked.
+# GNU_PROPERTY_X86_FEATURE_1_AND is refused the shadow-stack APIs (EINVAL, except
+# ARCH_SHSTK_STATUS) unless the policy allows it (boot parameter shstk_legacy_elf=allow|block,
+# else CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN). Unmarked binaries are never blocked.
 # Helpers: shstk_elf_plain / shstk_elf_marked (the same source, tests/guest/helpers/shstk_elf.c).
 
 load lib/common
@@ -39,6 +39,8 @@ report() {
 	en=$(field enable "$report")
 	map=$(field map "$report")
 	policy=$(legacy_elf_policy)
+	# blocked or not, ARCH_SHSTK_STATUS stays available (cover letter; mainline has no block)
+	[[ $(field status "$report") == 0 ]] || fail "STATUS must work for a marked binary too"
 	if have_shstk_hw; then
 		if [[ $policy == block ]]; then
 			[[ $en == EINVAL ]] || fail "blocked: ENABLE must be EINVAL"

@@ -111,11 +111,14 @@ field() { # field KEY TEXT
 	return 1
 }
 
-# Seed 011 policy in force: "allow" when booted with shstk_legacy_elf=allow or built
-# with CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN=y, else "block".
+# Seed 011 policy in force (kernel-series cover letter): the boot parameter
+# shstk_legacy_elf=block|allow wins; else CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN=y
+# means "allow"; else "block".
 legacy_elf_policy() {
 	if grep -qw 'shstk_legacy_elf=allow' /proc/cmdline; then
 		echo allow
+	elif grep -qw 'shstk_legacy_elf=block' /proc/cmdline; then
+		echo block
 	elif [[ -r /proc/config.gz ]] &&
 		zcat /proc/config.gz 2>/dev/null | grep -q '^CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN=y'; then
 		echo allow
