@@ -3,8 +3,9 @@
 # emulated CET), run the suites, judge the result.
 #
 #   KERNEL            normally the output of `vm/build-kernel.sh --bochs` (bzImage-bochs)
-#   --log FILE        console log (default: <repo>/build/vm/bochs-console.log; the run
-#                     directory with bochsrc, boot.iso, bochs.log is build/vm/bochs/)
+#   --log FILE        console log (default: <repo>/build/vm/bochs-console.log); the run
+#                     directory (bochsrc, boot.iso, bochs.log, serial.ts = console with wall
+#                     clock offsets) is the log's name with .d instead of .log
 #   --timeout SECS    kill Bochs after SECS wall seconds (default 2400, env CETCTL_BOCHS_TIMEOUT)
 #   --filter REGEX    only tests whose name matches (bats --filter; no spaces)
 #   --suites a,b      only tests/guest/a.bats, b.bats
@@ -16,6 +17,7 @@
 #                     but no cet_xinuse_quirk and AVX enabled. Tier name bochs-noquirks.
 #   --label NAME      summary prefix and run-dir name (default: the tier), e.g. bochs-ref
 #   --megs N          guest RAM (default: 256, more for a large initramfs)
+#   --allow ERE       passed to parse-results.sh: excuse matching kernel lines (repeatable)
 #   --no-parse        only boot and save the log (exit 0 when the final marker was seen)
 # Kernel command line: console=ttyS0,115200 nopku clearcpuid=avx,fsrm cet_bochs_cpuid
 # cet_xinuse_quirk (see vm/bochs/README.md for why each is needed).
@@ -28,7 +30,7 @@ say() { echo "run-bochs: $*" >&2; }
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 log=$REPO/build/vm/bochs-console.log
 tmo=${CETCTL_BOCHS_TIMEOUT:-2400}
-filter= suites= append= tier=bochs parse=1 quirks=1 megs= label=
+filter= suites= append= tier=bochs parse=1 allow=() quirks=1 megs= label=
 pos=()
 while (($#)); do
   case $1 in
@@ -41,7 +43,8 @@ while (($#)); do
     --megs) megs=$2; shift 2 ;;
     --label) label=$2; shift 2 ;;
     --no-parse) parse=0; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    --allow) allow+=(--allow "$2"); shift 2 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) pos+=("$1"); shift ;;
   esac
@@ -60,16 +63,20 @@ if [[ -z $megs ]]; then   # the initramfs is unpacked into RAM: ~3x its gzip siz
 fi
 
 label=${label:-$tier}
-run=$REPO/build/vm/$label
+run=${log%.log}.d     # run directory next to the log: concurrent runs with other logs never clash
 rm -rf "$run"; mkdir -p "$run/iso/isolinux" "$(dirname "$log")"
 
-cmdline="console=ttyS0,115200 panic=-1 loglevel=5 printk.time=1 mitigations=off"
+IPS=${CETCTL_BOCHS_IPS:-50000000}
+# Bochs' TSC advances at the emulated `ips` rate, but CPUID(0x15) of the tigerlake model
+# claims 2.4 GHz: without tsc_early_khz the guest clock runs ~50x slower than emulated
+# time, and the guest-side timeouts (suites, `timeout` in tests) would never fire.
+cmdline="console=ttyS0,115200 panic=-1 loglevel=5 printk.time=1 mitigations=off tsc_early_khz=$((IPS / 1000))"
 if ((quirks)); then
   cmdline+=" nopku clearcpuid=avx,fsrm cet_bochs_cpuid cet_xinuse_quirk"
 else
   cmdline+=" nopku clearcpuid=fsrm cet_bochs_cpuid"
 fi
-cmdline+=" cetctl.tier=$tier cetctl.timeout=${CETCTL_BOCHS_SUITE_TIMEOUT:-3000}"
+cmdline+=" cetctl.tier=$tier cetctl.timeout=${CETCTL_BOCHS_SUITE_TIMEOUT:-1800}"
 [[ -n $filter ]] && cmdline+=" cetctl.filter=$filter"
 [[ -n $suites ]] && cmdline+=" cetctl.suites=$suites"
 [[ -n $append ]] && cmdline+=" $append"
@@ -91,7 +98,7 @@ timeout 300 xorriso -as mkisofs -quiet -o "$run/boot.iso" -b isolinux/isolinux.b
   >"$run/xorriso.log" 2>&1 || { cat "$run/xorriso.log" >&2; die "building the ISO failed"; }
 
 sed -e "s|@MEGS@|$megs|" -e "s|@ISO@|$run/boot.iso|" -e "s|@SERIAL@|$run/serial.out|" \
-    -e "s|@LOG@|$run/bochs.log|" -e "s|@IPS@|${CETCTL_BOCHS_IPS:-50000000}|" \
+    -e "s|@LOG@|$run/bochs.log|" -e "s|@IPS@|$IPS|" \
     "$REPO/vm/bochs/bochsrc.in" > "$run/bochsrc"
 cp "$REPO/vm/bochs/dbg.rc" "$run/dbg.rc"
 : > "$run/serial.out"
@@ -153,6 +160,6 @@ else
 fi
 cd "$REPO"
 if ((parse)); then
-  exec "$REPO/vm/parse-results.sh" "$log" "$label"
+  exec "$REPO/vm/parse-results.sh" "$log" "$label" "${allow[@]}"
 fi
 grep -qa 'CETCTL-GUEST-DONE' "$log"

@@ -9,6 +9,7 @@
 #   --append "ARGS"   extra kernel command line (repeatable)
 #   --tier NAME       value of cetctl.tier= and of the summary prefix (default qemu)
 #   --label NAME      summary prefix only (default: the tier), e.g. qemu-ref
+#   --allow ERE       passed to parse-results.sh: excuse matching kernel lines (repeatable)
 #   --no-parse        only boot and save the log (exit 0 when the final marker was seen)
 # Accelerator: KVM with -cpu host when /dev/kvm works (probed), else TCG with -cpu max.
 # Force one with CETCTL_QEMU_ACCEL=kvm|tcg.
@@ -22,7 +23,7 @@ say() { echo "run-qemu: $*" >&2; }
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 log=$REPO/build/vm/qemu-console.log
 tmo=${CETCTL_QEMU_TIMEOUT:-600}
-filter= suites= append= tier=qemu parse=1 label=
+filter= suites= append= tier=qemu parse=1 allow=() label=
 pos=()
 while (($#)); do
   case $1 in
@@ -34,7 +35,8 @@ while (($#)); do
     --tier) tier=$2; shift 2 ;;
     --label) label=$2; shift 2 ;;
     --no-parse) parse=0; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --allow) allow+=(--allow "$2"); shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) pos+=("$1"); shift ;;
   esac
@@ -88,6 +90,6 @@ else
   tail -n 15 "$log" | sed 's/^/    /' >&2
 fi
 if ((parse)); then
-  exec "$REPO/vm/parse-results.sh" "$log" "${label:-$tier}"
+  exec "$REPO/vm/parse-results.sh" "$log" "${label:-$tier}" "${allow[@]}"
 fi
 grep -q 'CETCTL-GUEST-DONE' "$log"

@@ -4,6 +4,9 @@
  *
  * Loads ymm0-15 with a known pattern, sleeps in nanosleep (the task is switched out:
  * XSAVE(S) on the way out, XRSTOR(S) on the way back), stores the registers and compares.
+ * A child wakes every 1 ms and loads its own YMM pattern, so that the registers really
+ * are taken over by another task (else the kernel may skip the XRSTOR(S) when nothing
+ * else touched the FPU in between).
  * Bochs 2.7 stores compacted XSAVEC/XSAVES components 160 bytes too low while XRSTORS
  * reads them at the architectural offsets, so without the Bochs workaround (which keeps
  * AVX off with clearcpuid=avx) YMM state comes back corrupted; on QEMU/real CPUs it must
@@ -19,7 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define NREG	16
 #define YMM	32
@@ -30,6 +36,21 @@ static uint64_t read_xcr0(void)
 
 	asm volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
 	return ((uint64_t)hi << 32) | lo;
+}
+
+/* the other task: different YMM contents, many wake-ups */
+static void noise(void)
+{
+	static uint8_t junk[YMM] __attribute__((aligned(32)));
+	struct timespec ts = { 0, 1000000 };
+
+	memset(junk, 0xa5, sizeof(junk));
+	for (;;) {
+		asm volatile("vmovdqa %0, %%ymm0\n\t" "vmovdqa %0, %%ymm1\n\t"
+			     "vmovdqa %0, %%ymm7\n\t" "vmovdqa %0, %%ymm15"
+			     : : "m"(junk) : "xmm0", "xmm1", "xmm7", "xmm15");
+		nanosleep(&ts, NULL);
+	}
 }
 
 int main(int argc, char **argv)
@@ -50,6 +71,10 @@ int main(int argc, char **argv)
 		       (unsigned long long)read_xcr0());
 		return 77;
 	}
+	pid_t other = fork();
+
+	if (other == 0)
+		noise();
 	for (int it = 0; it < iters; it++) {
 		long ret;
 
@@ -94,6 +119,10 @@ int main(int argc, char **argv)
 				printf("[FAIL] avx_check: round trip %d: YMM state corrupted (first bad byte %d, ymm%d)\n",
 				       it, first, first / YMM);
 		}
+	}
+	if (other > 0) {
+		kill(other, SIGKILL);
+		waitpid(other, NULL, 0);
 	}
 	printf("[%s] avx_check: %d/%d nanosleep round trips corrupted YMM state\n",
 	       bad ? "FAIL" : "PASS", bad, iters);

@@ -13,7 +13,7 @@
  * stacks, yields, enforcement from inside a thread), 20 synchronous signals (SSP unchanged
  * around each), timer signals (setitimer 500 us) arriving while computing.
  *
- * With "noise", a child (without shadow stack) wakes up every 200 us for the whole run, so
+ * With "noise", a child (without shadow stack) wakes up every 1 ms for the whole run, so
  * that the tested task is also switched out at arbitrary points (one CPU under Bochs).
  *
  * Output: "[FAIL] ..." per failed check (first 40), one "[STRESS] ..." summary line.
@@ -192,7 +192,7 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[2], "noise")) {
 		noise = fork();
 		if (noise == 0) {
-			struct timespec ts = { 0, 200000 };
+			struct timespec ts = { 0, 1000000 };
 
 			for (;;)
 				nanosleep(&ts, NULL);
