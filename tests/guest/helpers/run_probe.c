@@ -136,12 +136,17 @@ static unsigned long __attribute__((noinline)) recurse(int n)
 	return recurse(n - 1) + 0 * (unsigned long)n;
 }
 
+/* All threads alive at once, so their shadow stacks must differ (a finished
+ * thread's shadow stack is unmapped and its address may be reused). */
+static pthread_barrier_t all_started;
+
 static void *thread_fn(void *arg)
 {
 	unsigned long *out = arg;
 
 	out[0] = rdssp();
 	out[1] = recurse(50);
+	pthread_barrier_wait(&all_started);
 	return NULL;
 }
 
@@ -151,6 +156,7 @@ static int threads(void)
 	unsigned long ssp[4][2];
 	int i, j, bad = 0;
 
+	pthread_barrier_init(&all_started, NULL, 4);
 	for (i = 0; i < 4; i++)
 		if (pthread_create(&t[i], NULL, thread_fn, ssp[i]))
 			return 1;
@@ -163,6 +169,9 @@ static int threads(void)
 			if (ssp[i][0] == ssp[j][0])
 				bad = 1;
 	}
+	if (bad)
+		for (i = 0; i < 4; i++)
+			printf("thread %d: ssp %#lx, in recursion %#lx\n", i, ssp[i][0], ssp[i][1]);
 	printf("threads: %s (main ssp %s)\n", bad ? "FAIL" : "ok", rdssp() ? "nonzero" : "zero");
 	return bad;
 }
