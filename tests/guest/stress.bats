@@ -28,14 +28,24 @@ ss_vmas_all() {
 setup_file() {
 	export STRESS_STATE=$BATS_FILE_TMPDIR/state
 	{
-		echo "dmesg_lines=$(dmesg 2>/dev/null | wc -l)"
+		# a marker in the kernel log: the check at the end reads what follows it
+		if in_guest; then
+			echo "cetctl-stress: suite begins $$" >/dev/kmsg
+			echo "kmsg_marker=$$"
+		fi
 		echo "ss_vmas=$(ss_vmas_all)"
 		# dropping caches is for the guest's kernel only, never the host's
-		in_guest && echo "memfree=$(memfree_settled)"
+		if in_guest; then echo "memfree=$(memfree_settled)"; fi
 	} >"$STRESS_STATE"
 }
 
-state() { sed -n "s/^$1=//p" "$STRESS_STATE"; }
+# state KEY: a number recorded by setup_file; fails when there is none
+state() {
+	local v
+	v=$(sed -n "s/^$1=//p" "$STRESS_STATE" 2>/dev/null)
+	[[ $v =~ ^[0-9]+$ ]] || { fail "no baseline '$1' recorded before the suite (state: $(cat "$STRESS_STATE" 2>&1))"; return 1; }
+	echo "$v"
+}
 
 # churn CASE [ARGS...]: run_helper with a time limit (a hang is a failure)
 churn() {
@@ -95,9 +105,9 @@ churn() {
 @test "stress: no shadow-stack VMA left behind (all processes)" {
 	require_kernel_support
 	local before after
-	before=$(state ss_vmas)
+	before=$(state ss_vmas) || return 1
 	after=$(ss_vmas_all)
-	echo "ss VMAs: $before before the suite, $after now"
+	echo "# ss VMAs: $before before the suite, $after now" >&3
 	[[ $after -le $before ]]
 }
 
@@ -105,19 +115,22 @@ churn() {
 	require_kernel_support
 	in_guest || skip "on the host other processes move MemFree"
 	local before after
-	before=$(state memfree)
+	before=$(state memfree) || return 1
 	after=$(memfree_settled)
-	echo "MemFree: $before KiB before, $after KiB after"
+	echo "# MemFree: $before KiB before, $after KiB after" >&3
 	[[ $after -ge $((before - 8192)) ]]
 }
 
 @test "stress: no WARN, BUG, oops or control-protection line in the kernel log since the suite began" {
 	in_guest || skip "on the host the kernel log is not the kernel under test's"
-	local from bad
-	from=$(state dmesg_lines)
+	local mark bad
+	mark=$(state kmsg_marker) || return 1
 	run dmesg
 	[[ $status == 0 ]] || fail "dmesg failed"
-	bad=$(tail -n +"$((from + 1))" <<<"$output" |
+	grep -q "cetctl-stress: suite begins $mark" <<<"$output" ||
+		fail "the marker written before the suite is not in the kernel log any more (log wrapped?)"
+	echo "# kernel log: $(sed -n "/cetctl-stress: suite begins $mark/,\$p" <<<"$output" | wc -l) lines since the suite began" >&3
+	bad=$(sed -n "/cetctl-stress: suite begins $mark/,\$p" <<<"$output" |
 		grep -E 'WARNING: CPU|WARNING: at |BUG: |kernel BUG at|Oops|Kernel panic|general protection fault|list_(add|del) corruption|UBSAN:|bad page state|Bad rss-counter|control protection|segfault' || true)
 	[[ -z $bad ]] || fail "kernel log since the stress suite began:" "$bad"
 }

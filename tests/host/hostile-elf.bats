@@ -27,7 +27,8 @@ teardown() {
 		kill "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
-	[ -n "${TMP:-}" ] && rm -rf "$TMP"
+	# a killed writer's last child may still be finishing a write
+	[ -z "${TMP:-}" ] || rm -rf "$TMP" 2>/dev/null || { sleep 1; rm -rf "$TMP"; }
 }
 
 # celf ARGS...: cetctl elf under a 10 s timeout, via `run`
@@ -237,7 +238,7 @@ PY
 	# writer: rename new contents over one file, rewrite the other in place
 	# (truncate then write: readers see it short, empty, or growing)
 	( i=0
-	  while :; do
+	  while [ ! -e "$TMP/.stop" ]; do
 		v=${variants[$((i % ${#variants[@]}))]}
 		cp "$v" "$TMP/.next" && mv -f "$TMP/.next" "$TMP/target"
 		cat "$v" >"$TMP/inplace"
@@ -254,5 +255,7 @@ PY
 		sane 0 1
 		jq -e '.files | length <= 1' <<<"$output" >/dev/null
 	done
+	touch "$TMP/.stop"	# the writer finishes its round and stops
+	wait "${bg[0]}" || true
 	echo "# 150 rounds: $n0 all read, $n1 with an error" >&3
 }

@@ -38,7 +38,7 @@ teardown() {
 	for p in "${bg[@]}"; do
 		wait "$p" 2>/dev/null || true
 	done
-	[ -n "${TMP:-}" ] && rm -rf "$TMP"
+	[ -z "${TMP:-}" ] || rm -rf "$TMP" 2>/dev/null || { sleep 1; rm -rf "$TMP"; }
 }
 
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
@@ -187,7 +187,7 @@ proc_budget() {
 	done
 	ln -s ../store/A "$root/4001"
 	# the pid changes hands every 20 ms (a real pid is reused far more slowly)
-	( while :; do
+	( while [ ! -e "$TMP/.stop" ]; do
 		ln -sfn ../store/B "$root/.n" && mv -Tf "$root/.n" "$root/4001"
 		sleep 0.02
 		ln -sfn ../store/A "$root/.n" && mv -Tf "$root/.n" "$root/4001"
@@ -208,6 +208,8 @@ proc_budget() {
 		sane 0
 		jq -e .processes <<<"$output" >/dev/null
 	done
+	touch "$TMP/.stop"
+	wait "${bg[0]}" || true
 	echo "# 150 reads: $a as A, $b as B, $gone gone, $torn torn" >&3
 	[ "$torn" -eq 0 ]
 }
