@@ -27,7 +27,7 @@ _cetctl()
 	status) opts="--json --output --list-columns --noheadings --raw --help" ;;
 	audit)  opts="--user --comm --pid --require --prometheus --json --output --list-columns --noheadings --raw --help" ;;
 	info)   opts="--json --output --list-columns --noheadings --raw --help" ;;
-	run)    opts="--shstk --wrss --lock --no-lock --method --quiet --no-preload --trace-only --help"
+	run)    opts="--shstk --wrss --lock --no-lock --method --quiet --no-preload --trace-only --help --version"
 	        if [[ $prev == --method || $prev == -m ]]; then COMPREPLY=($(compgen -W "ptrace glibc auto" -- "$cur")); return; fi ;;
 	map)    opts="--size --addr --token --hold --pivot --json --help" ;;
 	esac

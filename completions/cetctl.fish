@@ -54,6 +54,7 @@ complete -c cetctl -n "__fish_seen_subcommand_from run" -s q -l quiet -d 'no war
 complete -c cetctl -n "__fish_seen_subcommand_from run" -l no-preload -d 'no setjmp/longjmp preload library'
 complete -c cetctl -n "__fish_seen_subcommand_from run" -l trace-only -d 'traced start-up that enables nothing (tests)'
 complete -c cetctl -n "__fish_seen_subcommand_from run" -s h -l help -d 'display help'
+complete -c cetctl -n "__fish_seen_subcommand_from run" -s V -l version -d 'display version'
 # map
 complete -c cetctl -n "__fish_seen_subcommand_from map" -s s -l size -r -d 'size in bytes'
 complete -c cetctl -n "__fish_seen_subcommand_from map" -s a -l addr -r -d 'address'
