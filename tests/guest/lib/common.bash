@@ -8,7 +8,8 @@
 # Tiers: in the guest (/init exports CETCTL_IN_GUEST=1) the kernel under test must have
 # user shadow-stack support, so its absence is a failure; on the host it is a skip.
 # Without CET hardware the hardware cases skip with
-#   "no shadow-stack hardware (cpuinfo lacks user_shstk)".
+#   "no shadow-stack hardware (cpuinfo lacks user_shstk)"
+# except in the Bochs tier (CETCTL_TIER=bochs), where missing user_shstk is a failure.
 
 if [[ -z ${HELPERS:-} ]]; then
 	for d in "${CETCTL_HELPERS:-}" /opt/cetctl/helpers \
@@ -42,9 +43,16 @@ require_kernel_support() {
 	skip "kernel without user shadow-stack support (host kernel: no x86_Thread_features in /proc/self/status)"
 }
 
+# In the Bochs tier (tigerlake: emulated CET) the hardware cases must run: a kernel that
+# does not advertise user_shstk there is a failure, not a reason to skip.
 require_shstk() {
 	require_kernel_support || return 1
-	have_shstk_hw || skip "no shadow-stack hardware (cpuinfo lacks user_shstk)"
+	have_shstk_hw && return 0
+	if [[ ${CETCTL_TIER:-} == bochs ]]; then
+		fail "Bochs tier (emulated CET) but cpuinfo lacks user_shstk: the kernel did not enable user shadow stacks"
+		return 1
+	fi
+	skip "no shadow-stack hardware (cpuinfo lacks user_shstk)"
 }
 
 require_no_shstk_hw() {
