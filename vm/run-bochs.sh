@@ -63,6 +63,7 @@ if [[ -z $megs ]]; then   # the initramfs is unpacked into RAM: ~3x its gzip siz
 fi
 
 label=${label:-$tier}
+log=$(realpath -m "$log")
 run=${log%.log}.d     # run directory next to the log: concurrent runs with other logs never clash
 rm -rf "$run"; mkdir -p "$run/iso/isolinux" "$(dirname "$log")"
 
