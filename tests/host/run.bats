@@ -24,6 +24,12 @@ ended() {
 		elsif ($s & 127) { printf "signal %d\n", $s & 127 } else { printf "exit %d\n", $s >> 8 }' -- "$@"
 }
 
+# Run a command with every signal this file sends at its default action:
+# a test command started as a background job inherits SIGINT and SIGQUIT
+# ignored, and a shell cannot undo an ignore it inherited.
+DFL=(perl -e 'for my $s (qw(HUP INT QUIT ABRT USR1 SEGV PIPE TERM)) { $SIG{$s} = "DEFAULT" }
+	exec { $ARGV[0] } @ARGV or die "exec $ARGV[0]: $!\n"' --)
+
 host_has_shstk() {
 	grep -qw user_shstk /proc/cpuinfo && grep -q '^x86_Thread_features:' /proc/self/status
 }
@@ -114,10 +120,10 @@ host_has_shstk() {
 	local sig num
 	for sig in HUP INT QUIT ABRT KILL USR1 SEGV PIPE TERM; do
 		num=$(kill -l "$sig")
-		[ "$(ended "$CETCTL" run --trace-only sh -c "kill -$sig \$\$")" = "signal $num" ] ||
-			{ echo "$sig: $(ended "$CETCTL" run --trace-only sh -c "kill -$sig \$\$")"; return 1; }
+		[ "$(ended "${DFL[@]}" "$CETCTL" run --trace-only sh -c "kill -$sig \$\$")" = "signal $num" ] ||
+			{ echo "$sig: $(ended "${DFL[@]}" "$CETCTL" run --trace-only sh -c "kill -$sig \$\$")"; return 1; }
 		# and a shell sees the conventional 128+N
-		run bash -c '"$0" run --trace-only sh -c "kill -'"$sig"' \$\$"; echo "rc=$?"' "$CETCTL"
+		run "${DFL[@]}" bash -c '"$0" run --trace-only sh -c "kill -'"$sig"' \$\$"; echo "rc=$?"' "$CETCTL"
 		[[ "$output" == *"rc=$((128 + num))"* ]] || { echo "$sig: $output"; return 1; }
 	done
 }
