@@ -117,6 +117,8 @@ printf 'cetguest\n' > "$ST/etc/hostname"
 # the guest /init
 install -m 0755 "$REPO/vm/guest-init" "$ST/init"
 install -m 0755 "$REPO/vm/guest-expect" "$ST/usr/bin/cetctl-expect"
+mkdir -p "$ST/usr/libexec/cetctl"
+install -m 0755 "$REPO/vm/guest-demo.sh" "$ST/usr/libexec/cetctl/demo.sh"
 
 # cetctl and its test helpers
 say "copying cetctl artifacts from $BUILD"
