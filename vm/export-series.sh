@@ -132,8 +132,10 @@ Deviations from the seed patches, and why
   shadow stacks are freed in deactivate_mm(), the regset sits in 6.1's
   single x86 regset enum).
 - user_shstk is not advertised when CET_U is not among the enabled XSAVE
-  supervisor features (the XSAVE setup clears X86_FEATURE_SHSTK, and the
-  CR4 setup checks again). Mainline advertises it anyway and then leaks
+  supervisor features: the XSAVE setup clears X86_FEATURE_SHSTK and,
+  through the CPUID dependency table, X86_FEATURE_USER_SHSTK. (On 6.1 the
+  boot CPU's CET setup runs before fpu__init_system(), so it cannot check
+  the XSAVE features itself.) Mainline advertises it anyway and then leaks
   shadow stack state between tasks (seen with Bochs 2.7, whose CPUID leaf
   0xD does not enumerate CET state).
 - Legacy ELF policy (seed 011, an RFC): the seed returned from
