@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Run every test tier of cetctl, from a fresh Debian 12 machine:
 #
-#   bash tests/run-all.sh            all tiers: host, QEMU guest, Bochs CET guest
+#   bash tests/run-all.sh            all tiers: host, asan, fuzz, qemu, bochs
 #   bash tests/run-all.sh host       only the host tier (no kernel build)
 #   bash tests/run-all.sh host qemu  any subset, in that order
+#
+# Tiers: host   C unit tests (ctest) and bats tests of cetctl on this machine
+#        asan   the same under ASan+UBSan (build-asan/)
+#        fuzz   a bounded libFuzzer run of the parsers (clang, build-fuzz/)
+#        qemu   our kernel in QEMU: the guest suites, hardware cases skip
+#        bochs  our kernel in Bochs with emulated CET: every guest suite runs
 #
 # It installs the Debian packages it needs (vm/install-deps.sh), builds
 # cetctl and its tests, builds our kernel from linux-source-6.1 plus
@@ -17,7 +23,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 
 tiers=("$@")
-[ ${#tiers[@]} -gt 0 ] || tiers=(host qemu bochs)
+[ ${#tiers[@]} -gt 0 ] || tiers=(host asan fuzz qemu bochs)
 for t in "${tiers[@]}"; do
 	case "$t" in
 	host|asan|qemu|bochs|fuzz) ;;
@@ -80,7 +86,8 @@ run_host() {
 	fi
 
 	log "Host tier: bats"
-	CETCTL="$build/cetctl" CETCTL_BUILD="$build" bats --tap tests/host >"$tap" 2>&1
+	# vm/selftest: the guest-log parser's own tests run on the host too
+	CETCTL="$build/cetctl" CETCTL_BUILD="$build" bats --tap tests/host vm/selftest >"$tap" 2>&1
 	cat "$tap"
 	read -r p f s < <(tap_counts "$tap")
 	if [ "$((p + f + s))" -eq 0 ]; then
