@@ -355,19 +355,14 @@ static double now(void)
 
 int cmd_audit(int argc, char **argv)
 {
-	enum { OPT_LIST_COLUMNS = 256, OPT_RAW, OPT_USER, OPT_COMM, OPT_PID,
-	       OPT_REQUIRE, OPT_PROMETHEUS };
+	enum { OPT_USER = 256, OPT_COMM, OPT_PID, OPT_REQUIRE, OPT_PROMETHEUS };
 	static const struct option longopts[] = {
 		{ "user",         required_argument, NULL, OPT_USER },
 		{ "comm",         required_argument, NULL, OPT_COMM },
 		{ "pid",          required_argument, NULL, OPT_PID },
 		{ "require",      required_argument, NULL, OPT_REQUIRE },
 		{ "prometheus",   required_argument, NULL, OPT_PROMETHEUS },
-		{ "json",         no_argument,       NULL, 'J' },
-		{ "output",       required_argument, NULL, 'o' },
-		{ "list-columns", no_argument,       NULL, OPT_LIST_COLUMNS },
-		{ "noheadings",   no_argument,       NULL, 'n' },
-		{ "raw",          no_argument,       NULL, OPT_RAW },
+		CETCTL_OUTPUT_LONGOPTS,
 		{ "help",         no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -375,13 +370,13 @@ int cmd_audit(int argc, char **argv)
 					COL_LOCKED, COL_THREADS, COL_DIFFER, COL_MARKING,
 					COL_VERDICT };
 	size_t nids = 10, i;
-	struct cetctl_table_opts topts = { .json_name = "processes" };
+	struct cetctl_output_args oa = { .topts.json_name = "processes" };
 	struct audit_filter filter = { 0 };
 	struct audit_counts counts = { 0 };
-	const char *outlist = NULL, *require = NULL, *prom = NULL;
+	const char *require = NULL, *prom = NULL;
 	const char *root = cetctl_globals.proc_root;
 	unsigned int req_bits = 0;
-	bool req_locked = false, list_columns = false, missing_pid = false;
+	bool req_locked = false, missing_pid = false;
 	struct cet_marking_cache *cache;
 	struct cetctl_table *t;
 	char machine[64];
@@ -390,8 +385,10 @@ int cmd_audit(int argc, char **argv)
 	double t0;
 	int c, n, rc, exit_code = CETCTL_EXIT_OK;
 
-	topts.json = cetctl_globals.json;
-	while ((c = getopt_long(argc, argv, "Jo:nh", longopts, NULL)) != -1) {
+	oa.topts.json = cetctl_globals.json;
+	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "h", longopts, NULL)) != -1) {
+		if (cetctl_output_option(&oa, c, optarg))
+			continue;
 		switch (c) {
 		case OPT_USER:
 			if (proc_user_parse(optarg, &filter.uid) < 0) {
@@ -415,21 +412,6 @@ int cmd_audit(int argc, char **argv)
 		case OPT_PROMETHEUS:
 			prom = optarg;
 			break;
-		case 'J':
-			topts.json = true;
-			break;
-		case 'o':
-			outlist = optarg;
-			break;
-		case OPT_LIST_COLUMNS:
-			list_columns = true;
-			break;
-		case 'n':
-			topts.noheadings = true;
-			break;
-		case OPT_RAW:
-			topts.raw = true;
-			break;
 		case 'h':
 			usage();
 			return CETCTL_EXIT_OK;
@@ -437,12 +419,14 @@ int cmd_audit(int argc, char **argv)
 			return cetctl_usage_error("audit");
 		}
 	}
-	if (list_columns) {
-		cetctl_columns_list(stdout, audit_columns, NCOLS, topts.json);
+	switch (cetctl_output_columns(&oa, audit_columns, NCOLS, ids, &nids)) {
+	case CETCTL_OUTPUT_EXIT_OK:
 		return CETCTL_EXIT_OK;
-	}
-	if (outlist && cetctl_columns_parse(audit_columns, NCOLS, outlist, ids, &nids) < 0)
+	case CETCTL_OUTPUT_USAGE_ERROR:
 		return cetctl_usage_error("audit");
+	case CETCTL_OUTPUT_CONTINUE:
+		break;
+	}
 	if (optind < argc) {
 		warnx("audit: unexpected argument '%s' (use --pid for a list)", argv[optind]);
 		return cetctl_usage_error("audit");
@@ -456,7 +440,7 @@ int cmd_audit(int argc, char **argv)
 	}
 	ss_is_x86 = cet_ss_is_x86_shstk(root, machine, sizeof(machine));
 	cache = cet_marking_cache_new();
-	t = cetctl_table_new(audit_columns, ids, nids, &topts);
+	t = cetctl_table_new(audit_columns, ids, nids, &oa.topts);
 	if (!t || !cache)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
 
@@ -510,10 +494,10 @@ int cmd_audit(int argc, char **argv)
 		if (require) {
 			if (offends(&pc, req_bits, req_locked)) {
 				counts.offenders++;
-				add_row(t, &pc, topts.json);
+				add_row(t, &pc, oa.topts.json);
 			}
 		} else {
-			add_row(t, &pc, topts.json);
+			add_row(t, &pc, oa.topts.json);
 		}
 		proc_cet_free(&pc);
 	}

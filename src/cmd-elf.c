@@ -633,49 +633,31 @@ static int print_json(struct elf_ctl *ctl, bool deps)
 
 int cmd_elf(int argc, char **argv)
 {
-	enum { OPT_DEPS = 0x100, OPT_LIST_COLUMNS, OPT_RAW };
+	enum { OPT_DEPS = 0x100 };
 	static const struct option longopts[] = {
 		{ "recursive",    no_argument,       NULL, 'r' },
 		{ "deps",         no_argument,       NULL, OPT_DEPS },
-		{ "json",         no_argument,       NULL, 'J' },
-		{ "output",       required_argument, NULL, 'o' },
-		{ "list-columns", no_argument,       NULL, OPT_LIST_COLUMNS },
-		{ "noheadings",   no_argument,       NULL, 'n' },
-		{ "raw",          no_argument,       NULL, OPT_RAW },
+		CETCTL_OUTPUT_LONGOPTS,
 		{ "help",         no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct cetctl_table_opts topts = { .json_name = "files" };
+	struct cetctl_output_args oa = { .topts.json_name = "files" };
 	struct elf_ctl ctl = { 0 };
 	int ids[CETCTL_MAX_COLUMNS];
 	size_t nids = 0;
-	const char *output = NULL;
-	bool deps = false, list = false;
+	bool deps = false;
 	int c, rc = CETCTL_EXIT_OK;
 
-	topts.json = cetctl_globals.json;
-	while ((c = getopt_long(argc, argv, "rJo:nh", longopts, NULL)) != -1) {
+	oa.topts.json = cetctl_globals.json;
+	while ((c = getopt_long(argc, argv, "r" CETCTL_OUTPUT_SHORTOPTS "h", longopts, NULL)) != -1) {
+		if (cetctl_output_option(&oa, c, optarg))
+			continue;
 		switch (c) {
 		case 'r':
 			ctl.recursive = true;
 			break;
 		case OPT_DEPS:
 			deps = true;
-			break;
-		case 'J':
-			topts.json = true;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case OPT_LIST_COLUMNS:
-			list = true;
-			break;
-		case 'n':
-			topts.noheadings = true;
-			break;
-		case OPT_RAW:
-			topts.raw = true;
 			break;
 		case 'h':
 			usage();
@@ -684,11 +666,9 @@ int cmd_elf(int argc, char **argv)
 			return cetctl_usage_error("elf");
 		}
 	}
-	if (list) {
-		cetctl_columns_list(stdout, elf_columns, NCOLS, topts.json);
-		return CETCTL_EXIT_OK;
-	}
-	if (optind >= argc) {
+	/* --list-columns needs no file; a bad -o without a file is reported
+	 * as the missing file, as before. */
+	if (optind >= argc && !oa.list_columns) {
 		warnx("elf: no file given");
 		return cetctl_usage_error("elf");
 	}
@@ -705,8 +685,14 @@ int cmd_elf(int argc, char **argv)
 		ids[nids++] = COL_DEPS;
 		ids[nids++] = COL_MISSING;
 	}
-	if (output && cetctl_columns_parse(elf_columns, NCOLS, output, ids, &nids) < 0)
+	switch (cetctl_output_columns(&oa, elf_columns, NCOLS, ids, &nids)) {
+	case CETCTL_OUTPUT_EXIT_OK:
+		return CETCTL_EXIT_OK;
+	case CETCTL_OUTPUT_USAGE_ERROR:
 		return cetctl_usage_error("elf");
+	case CETCTL_OUTPUT_CONTINUE:
+		break;
+	}
 
 	if (deps) {
 		int r = elf_deps_ctx_new(&ctl.deps, NULL, NULL);
@@ -717,7 +703,7 @@ int cmd_elf(int argc, char **argv)
 		}
 	}
 	ctl.legacy_allowed = kernel_legacy_allowed();
-	ctl.tb = cetctl_table_new(elf_columns, ids, nids, &topts);
+	ctl.tb = cetctl_table_new(elf_columns, ids, nids, &oa.topts);
 	if (!ctl.tb)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
 
@@ -727,7 +713,7 @@ int cmd_elf(int argc, char **argv)
 	if (ctl.sum.errors)
 		rc = CETCTL_EXIT_FAILURE;
 
-	if (topts.json) {
+	if (oa.topts.json) {
 		if (print_json(&ctl, deps) < 0)
 			rc = CETCTL_EXIT_FAILURE;
 	} else {

@@ -97,44 +97,25 @@ static const char *missing_link(const struct cet_sysinfo *si)
 
 int cmd_info(int argc, char **argv)
 {
-	enum { OPT_LIST_COLUMNS = 256, OPT_RAW };
 	static const struct option longopts[] = {
-		{ "json",         no_argument,       NULL, 'J' },
-		{ "output",       required_argument, NULL, 'o' },
-		{ "list-columns", no_argument,       NULL, OPT_LIST_COLUMNS },
-		{ "noheadings",   no_argument,       NULL, 'n' },
-		{ "raw",          no_argument,       NULL, OPT_RAW },
+		CETCTL_OUTPUT_LONGOPTS,
 		{ "help",         no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ids[CETCTL_MAX_COLUMNS] = { COL_NAME, COL_VALUE, COL_DETAIL };
 	size_t nids = 3;
-	struct cetctl_table_opts topts = { .json_name = "info" };
-	const char *outlist = NULL, *root = cetctl_globals.proc_root;
+	struct cetctl_output_args oa = { .topts.json_name = "info" };
+	const char *root = cetctl_globals.proc_root;
 	const char *policy, *why, *missing;
-	bool list_columns = false;
 	struct cetctl_table *t;
 	struct cet_sysinfo si;
 	int c, rc;
 
-	topts.json = cetctl_globals.json;
-	while ((c = getopt_long(argc, argv, "Jo:nh", longopts, NULL)) != -1) {
+	oa.topts.json = cetctl_globals.json;
+	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "h", longopts, NULL)) != -1) {
+		if (cetctl_output_option(&oa, c, optarg))
+			continue;
 		switch (c) {
-		case 'J':
-			topts.json = true;
-			break;
-		case 'o':
-			outlist = optarg;
-			break;
-		case OPT_LIST_COLUMNS:
-			list_columns = true;
-			break;
-		case 'n':
-			topts.noheadings = true;
-			break;
-		case OPT_RAW:
-			topts.raw = true;
-			break;
 		case 'h':
 			usage();
 			return CETCTL_EXIT_OK;
@@ -142,12 +123,14 @@ int cmd_info(int argc, char **argv)
 			return cetctl_usage_error("info");
 		}
 	}
-	if (list_columns) {
-		cetctl_columns_list(stdout, info_columns, NCOLS, topts.json);
+	switch (cetctl_output_columns(&oa, info_columns, NCOLS, ids, &nids)) {
+	case CETCTL_OUTPUT_EXIT_OK:
 		return CETCTL_EXIT_OK;
-	}
-	if (outlist && cetctl_columns_parse(info_columns, NCOLS, outlist, ids, &nids) < 0)
+	case CETCTL_OUTPUT_USAGE_ERROR:
 		return cetctl_usage_error("info");
+	case CETCTL_OUTPUT_CONTINUE:
+		break;
+	}
 	if (optind < argc) {
 		warnx("info: unexpected argument '%s'", argv[optind]);
 		return cetctl_usage_error("info");
@@ -164,7 +147,7 @@ int cmd_info(int argc, char **argv)
 		return CETCTL_EXIT_FAILURE;
 	}
 
-	t = cetctl_table_new(info_columns, ids, nids, &topts);
+	t = cetctl_table_new(info_columns, ids, nids, &oa.topts);
 	if (!t)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
 

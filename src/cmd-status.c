@@ -272,45 +272,26 @@ static bool status_one(struct status_ctl *ctl, pid_t pid)
 
 int cmd_status(int argc, char **argv)
 {
-	enum { OPT_LIST_COLUMNS = 256, OPT_RAW };
 	static const struct option longopts[] = {
-		{ "json",         no_argument,       NULL, 'J' },
-		{ "output",       required_argument, NULL, 'o' },
-		{ "list-columns", no_argument,       NULL, OPT_LIST_COLUMNS },
-		{ "noheadings",   no_argument,       NULL, 'n' },
-		{ "raw",          no_argument,       NULL, OPT_RAW },
+		CETCTL_OUTPUT_LONGOPTS,
 		{ "help",         no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ids[CETCTL_MAX_COLUMNS] = { COL_PID, COL_TID, COL_COMM, COL_FEATURES,
 					COL_LOCKED, COL_SS_SIZE, COL_MARKING, COL_VERDICT };
 	size_t nids = 8;
-	struct cetctl_table_opts topts = { .json_name = "processes" };
+	struct cetctl_output_args oa = { .topts.json_name = "processes" };
 	struct status_ctl ctl = { 0 };
-	const char *outlist = NULL;
-	bool list_columns = false, all_ok = true;
+	bool all_ok = true;
 	char machine[64];
 	pid_t *pids;
 	int c, i, npids = 0;
 
-	topts.json = cetctl_globals.json;
-	while ((c = getopt_long(argc, argv, "Jo:nh", longopts, NULL)) != -1) {
+	oa.topts.json = cetctl_globals.json;
+	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "h", longopts, NULL)) != -1) {
+		if (cetctl_output_option(&oa, c, optarg))
+			continue;
 		switch (c) {
-		case 'J':
-			topts.json = true;
-			break;
-		case 'o':
-			outlist = optarg;
-			break;
-		case OPT_LIST_COLUMNS:
-			list_columns = true;
-			break;
-		case 'n':
-			topts.noheadings = true;
-			break;
-		case OPT_RAW:
-			topts.raw = true;
-			break;
 		case 'h':
 			usage();
 			return CETCTL_EXIT_OK;
@@ -318,12 +299,14 @@ int cmd_status(int argc, char **argv)
 			return cetctl_usage_error("status");
 		}
 	}
-	if (list_columns) {
-		cetctl_columns_list(stdout, status_columns, NCOLS, topts.json);
+	switch (cetctl_output_columns(&oa, status_columns, NCOLS, ids, &nids)) {
+	case CETCTL_OUTPUT_EXIT_OK:
 		return CETCTL_EXIT_OK;
-	}
-	if (outlist && cetctl_columns_parse(status_columns, NCOLS, outlist, ids, &nids) < 0)
+	case CETCTL_OUTPUT_USAGE_ERROR:
 		return cetctl_usage_error("status");
+	case CETCTL_OUTPUT_CONTINUE:
+		break;
+	}
 	if (optind >= argc) {
 		warnx("status: no process given (a pid or 'self')");
 		return cetctl_usage_error("status");
@@ -343,10 +326,10 @@ int cmd_status(int argc, char **argv)
 		pids[npids++] = p;
 	}
 
-	ctl.json = topts.json;
+	ctl.json = oa.topts.json;
 	ctl.ss_is_x86 = cet_ss_is_x86_shstk(ctl.root, machine, sizeof(machine));
 	ctl.cache = cet_marking_cache_new();
-	ctl.t = cetctl_table_new(status_columns, ids, nids, &topts);
+	ctl.t = cetctl_table_new(status_columns, ids, nids, &oa.topts);
 	if (!ctl.t)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
 	/* JSON arrays: libsmartcols splits a cell at '\n' only through the

@@ -215,3 +215,39 @@ void cetctl_table_free(struct cetctl_table *t)
 	scols_unref_table(t->tb);
 	free(t);
 }
+
+bool cetctl_output_option(struct cetctl_output_args *oa, int c, const char *arg)
+{
+	switch (c) {
+	case 'J':
+		oa->topts.json = true;
+		return true;
+	case 'o':
+		oa->outlist = arg;
+		return true;
+	case CETCTL_OPT_LIST_COLUMNS:
+		oa->list_columns = true;
+		return true;
+	case 'n':
+		oa->topts.noheadings = true;
+		return true;
+	case CETCTL_OPT_RAW:
+		oa->topts.raw = true;
+		return true;
+	default:
+		return false;
+	}
+}
+
+enum cetctl_output_step cetctl_output_columns(const struct cetctl_output_args *oa,
+					      const struct cetctl_column *cols,
+					      size_t ncols, int *ids, size_t *nids)
+{
+	if (oa->list_columns) {
+		cetctl_columns_list(stdout, cols, ncols, oa->topts.json);
+		return CETCTL_OUTPUT_EXIT_OK;
+	}
+	if (oa->outlist && cetctl_columns_parse(cols, ncols, oa->outlist, ids, nids) < 0)
+		return CETCTL_OUTPUT_USAGE_ERROR;
+	return CETCTL_OUTPUT_CONTINUE;
+}

@@ -44,6 +44,51 @@ void cetctl_columns_list(FILE *out, const struct cetctl_column *cols,
 /* Append the column help to a --help text. */
 void cetctl_columns_help(FILE *out, const struct cetctl_column *cols, size_t ncols);
 
+/*
+ * The output options every table command shares: -J/--json, -o/--output,
+ * --list-columns, -n/--noheadings and --raw. Kept in one place so that the
+ * commands cannot drift apart. A command puts CETCTL_OUTPUT_SHORTOPTS in its
+ * getopt string and CETCTL_OUTPUT_LONGOPTS in its option table, and passes
+ * every option char to cetctl_output_option() before its own cases.
+ * The long-only values are above every command's own OPT_* values.
+ */
+enum {
+	CETCTL_OPT_LIST_COLUMNS = 0x1000,
+	CETCTL_OPT_RAW,
+};
+
+#define CETCTL_OUTPUT_SHORTOPTS "Jo:n"
+#define CETCTL_OUTPUT_LONGOPTS \
+	{ "json",         no_argument,       NULL, 'J' }, \
+	{ "output",       required_argument, NULL, 'o' }, \
+	{ "list-columns", no_argument,       NULL, CETCTL_OPT_LIST_COLUMNS }, \
+	{ "noheadings",   no_argument,       NULL, 'n' }, \
+	{ "raw",          no_argument,       NULL, CETCTL_OPT_RAW }
+
+struct cetctl_output_args {
+	struct cetctl_table_opts topts;	/* .json from cetctl_globals.json */
+	const char *outlist;		/* -o argument, NULL when not given */
+	bool list_columns;
+};
+
+/* Handle option @c (with its argument @arg) if it is one of the shared
+ * output options; returns false for any other option. */
+bool cetctl_output_option(struct cetctl_output_args *oa, int c, const char *arg);
+
+enum cetctl_output_step {
+	CETCTL_OUTPUT_CONTINUE,		/* go on with the command */
+	CETCTL_OUTPUT_EXIT_OK,		/* --list-columns printed; exit 0 */
+	CETCTL_OUTPUT_USAGE_ERROR,	/* bad -o list, message printed */
+};
+
+/*
+ * After option parsing: print the columns for --list-columns, or apply the
+ * -o list to the default columns already in @ids.
+ */
+enum cetctl_output_step cetctl_output_columns(const struct cetctl_output_args *oa,
+					      const struct cetctl_column *cols,
+					      size_t ncols, int *ids, size_t *nids);
+
 struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 				      const int *ids, size_t nids,
 				      const struct cetctl_table_opts *opts);
