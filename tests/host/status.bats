@@ -274,6 +274,12 @@ time.sleep(30)' & py=$!
 	# and an unmarked one (sleep from coreutils: Debian does not mark it)
 	sleep 30 & s=$!
 	pids_to_kill+=("$s")
+	# asked too early, the child is still bash before exec, or the loader
+	# has not mapped libc yet: wait (at most 5 s) until it has
+	for _ in $(seq 50); do
+		grep -q 'libc[.]so' "/proc/$s/maps" 2>/dev/null && break
+		sleep 0.1
+	done
 	run "$CETCTL" status -J -o MARKING,UNMARKED "$s"
 	[ "$status" -eq 0 ]
 	jqs "$output" '.processes[0].marking == "none"'
