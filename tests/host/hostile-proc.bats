@@ -168,7 +168,13 @@ proc_budget() {
 	run --separate-stderr timeout -k 2 20 "$CETCTL" status -J $kts
 	sane 1
 	jq -e '.processes == []' <<<"$output" >/dev/null
-	[ "$(grep -c 'kernel thread' <<<"$stderr")" -eq "$(wc -w <<<"$kts")" ]
+	# kworkers come and go: every kernel thread still there now was refused
+	# as one, and none of the others was reported as anything but gone
+	local refused alive=0
+	refused=$(grep -c 'kernel thread' <<<"$stderr")
+	for k in $kts; do [ -d "/proc/$k" ] && alive=$((alive + 1)); done
+	[ "$refused" -ge "$alive" ] && [ "$refused" -le "$(wc -w <<<"$kts")" ] ||
+		{ echo "refused $refused, alive $alive of $(wc -w <<<"$kts"): $stderr"; false; }
 }
 
 @test "hostile proc: pid reuse (a recorded pid swapped between two processes): never a torn row" {
