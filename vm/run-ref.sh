@@ -1,26 +1,52 @@
 #!/bin/bash
-# vm/run-ref.sh [qemu|bochs] [runner options...] — the mainline reference run, NOT in CI.
+# vm/run-ref.sh [qemu|bochs|all] [runner options...] — the mainline reference run, NOT in CI.
 #
 # Builds Debian's linux-source-6.12 (mainline shadow stacks, merged in 6.6; our ABI is
-# mainline-compatible) with the same vm/kernel.config — and for bochs the same
-# vm/bochs/cet-bochs27-quirks.patch — packs the same initramfs, and runs the same suites
-# (default tier: bochs, where the CET tests run for real). Every difference between our
-# kernel's results and these is a difference between the series and mainline.
-#   vm/run-ref.sh bochs --suites bochs-quirks      # any vm/run-*.sh option passes through
+# mainline-compatible) with vm/build-kernel.sh --ref: the same vm/kernel.config and, for
+# Bochs, the same vm/bochs/cet-bochs27-quirks.patch (it applies to 6.12 with offsets). Packs
+# the same initramfs and runs the same suites; every difference between our kernel's
+# results and these is a difference between the series and mainline.
+#
+#   qemu    no CET: the no-hardware cases
+#   bochs   emulated CET: everything (default)
+#   all     both, one after the other; exit 1 when either failed
+#
+# Suites: the conformance suites unless --suites is given. Any other vm/run-*.sh option
+# passes through (--filter, --append, --timeout, --megs for Bochs...):
+#   vm/run-ref.sh all
+#   vm/run-ref.sh bochs --suites bochs-quirks
 # Summary label: qemu-ref / bochs-ref; logs build/vm/<label>-console.log. The guest gets
-# cetctl.ref=1 on its command line (tests/guest/smoke.bats then expects a 6.12 kernel).
-# Needs the package linux-source-6.12 (apt-get install linux-source-6.12).
+# cetctl.ref=1 on its command line: tests/guest/smoke.bats then expects a 6.12 kernel and
+# the ELF-policy test expects mainline's behaviour (no seed 011 policy: legacy ELF allowed).
+# Needs the package linux-source-6.12 (apt-get install linux-source-6.12) and a build of
+# the guest helpers (cmake --build build).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-tier=${1:-bochs}
-case $tier in qemu|bochs) shift || true ;; -*) tier=bochs ;; *) echo "usage: vm/run-ref.sh [qemu|bochs] [options]" >&2; exit 1 ;; esac
-if [[ $tier == bochs ]]; then
-  K=$("$REPO/vm/build-kernel.sh" --ref --bochs | tail -n1)
-else
-  K=$("$REPO/vm/build-kernel.sh" --ref | tail -n1)
-fi
+tier=bochs
+case ${1:-} in
+  qemu|bochs|all) tier=$1; shift ;;
+  -h|--help) sed -n '2,/^[^#]/{ /^#/p }' "$0"; exit 0 ;;
+  ""|-*) ;;
+  *) echo "usage: vm/run-ref.sh [qemu|bochs|all] [runner options...]" >&2; exit 1 ;;
+esac
+args=("$@")
+has_suites=0
+for a in "${args[@]}"; do [[ $a == --suites ]] && has_suites=1; done
+((has_suites)) ||
+  args+=(--suites "conformance-prctl,conformance-mem,conformance-flow,conformance-elf,conformance-zz-kernel-log")
+
 I=$("$REPO/vm/mkinitramfs.sh" "$REPO/build" | tail -n1)
-# 6.12 WARNs once at boot under Bochs 2.7 about its legacy CPUID topology leaves
-# (topology_common.c parse_legacy): an emulator property, not a shadow-stack finding.
-exec "$REPO/vm/run-$tier.sh" "$K" "$I" --label "$tier-ref" --log "$REPO/build/vm/$tier-ref-console.log" \
-  --append cetctl.ref=1 --allow 'topology_common\.c:[0-9]+ parse_legacy' "$@"
+rc=0
+for t in qemu bochs; do
+  [[ $tier == all || $tier == "$t" ]] || continue
+  if [[ $t == bochs ]]; then
+    K=$("$REPO/vm/build-kernel.sh" --ref --bochs | tail -n1)
+  else
+    K=$("$REPO/vm/build-kernel.sh" --ref | tail -n1)
+  fi
+  # 6.12 WARNs once at boot under Bochs 2.7 about its legacy CPUID topology leaves
+  # (topology_common.c parse_legacy): an emulator property, not a shadow-stack finding.
+  "$REPO/vm/run-$t.sh" "$K" "$I" --label "$t-ref" --log "$REPO/build/vm/$t-ref-console.log" \
+    --append cetctl.ref=1 --allow 'topology_common\.c:[0-9]+ parse_legacy' "${args[@]}" || rc=1
+done
+exit $rc

@@ -121,9 +121,10 @@ field() { # field KEY TEXT
 
 # Seed 011 policy in force (kernel-series cover letter): the boot parameter
 # shstk_legacy_elf=block|allow wins; else CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN=y
-# means "allow"; else "block".
+# means "allow"; else "block". Mainline (the reference run, cetctl.ref=1) has no such
+# policy: a legacy ELF may enable shadow stacks, as with "allow".
 legacy_elf_policy() {
-	if grep -qw 'shstk_legacy_elf=allow' /proc/cmdline; then
+	if grep -qw 'shstk_legacy_elf=allow' /proc/cmdline || grep -qw 'cetctl.ref=1' /proc/cmdline; then
 		echo allow
 	elif grep -qw 'shstk_legacy_elf=block' /proc/cmdline; then
 		echo block
