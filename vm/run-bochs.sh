@@ -15,7 +15,8 @@
 #                     `nopku clearcpuid=fsrm cet_bochs_cpuid` — XSAVES stays on (without
 #                     cet_bochs_cpuid 6.1 falls back to FXSAVE and nothing is observable),
 #                     but no cet_xinuse_quirk and AVX enabled. Tier name bochs-noquirks.
-#   --label NAME      summary prefix and run-dir name (default: the tier), e.g. bochs-ref
+#   --tier NAME       value of cetctl.tier= and of the summary prefix (default bochs)
+#   --label NAME      summary prefix only (default: the tier), e.g. bochs-ref
 #   --megs N          guest RAM (default: 256, more for a large initramfs)
 #   --allow ERE       passed to parse-results.sh: excuse matching kernel lines (repeatable)
 #   --no-parse        only boot and save the log (exit 0 when the final marker was seen)
@@ -28,23 +29,19 @@ die() { echo "run-bochs: ERROR: $*" >&2; exit 3; }
 say() { echo "run-bochs: $*" >&2; }
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$REPO/vm/lib.sh"
 log=$REPO/build/vm/bochs-console.log
 tmo=${CETCTL_BOCHS_TIMEOUT:-2400}
-filter= suites= append= tier=bochs parse=1 allow=() quirks=1 megs= label=
+tier=bochs quirks=1 megs=
 pos=()
 while (($#)); do
+  runner_option "$@"
+  if ((RUNNER_SHIFT)); then shift "$RUNNER_SHIFT"; continue; fi
   case $1 in
-    --log) log=$2; shift 2 ;;
-    --timeout) tmo=$2; shift 2 ;;
-    --filter) filter=$2; shift 2 ;;
-    --suites) suites=$2; shift 2 ;;
-    --append) append+=" $2"; shift 2 ;;
     --no-quirks) quirks=0; tier=bochs-noquirks; shift ;;
-    --megs) megs=$2; shift 2 ;;
-    --label) label=$2; shift 2 ;;
-    --no-parse) parse=0; shift ;;
-    --allow) allow+=(--allow "$2"); shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    --megs) (($# >= 2)) && [[ $2 =~ ^[1-9][0-9]*$ ]] || die "--megs needs a number of MiB"
+            megs=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^[^#]/{ /^#/p }' "$0"; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) pos+=("$1"); shift ;;
   esac
@@ -77,10 +74,7 @@ if ((quirks)); then
 else
   cmdline+=" nopku clearcpuid=fsrm cet_bochs_cpuid"
 fi
-cmdline+=" cetctl.tier=$tier cetctl.timeout=${CETCTL_BOCHS_SUITE_TIMEOUT:-1800}"
-[[ -n $filter ]] && cmdline+=" cetctl.filter=$filter"
-[[ -n $suites ]] && cmdline+=" cetctl.suites=$suites"
-[[ -n $append ]] && cmdline+=" $append"
+cmdline+=" cetctl.timeout=${CETCTL_BOCHS_SUITE_TIMEOUT:-1800} $(runner_guest_cmdline)"
 
 # isolinux ISO: Bochs has no -kernel option
 cp "$kernel" "$run/iso/vmlinuz"
@@ -160,7 +154,4 @@ else
   grep -a -E 'PANIC|FATAL|>>PANIC' "$run/bochs.log" 2>/dev/null | tail -n 5 | sed 's/^/    bochs.log: /' >&2 || true
 fi
 cd "$REPO"
-if ((parse)); then
-  exec "$REPO/vm/parse-results.sh" "$log" "$label" "${allow[@]}"
-fi
-grep -qa 'CETCTL-GUEST-DONE' "$log"
+runner_verdict "$log"

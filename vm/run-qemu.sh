@@ -21,22 +21,16 @@ die() { echo "run-qemu: ERROR: $*" >&2; exit 3; }
 say() { echo "run-qemu: $*" >&2; }
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$REPO/vm/lib.sh"
 log=$REPO/build/vm/qemu-console.log
 tmo=${CETCTL_QEMU_TIMEOUT:-600}
-filter= suites= append= tier=qemu parse=1 allow=() label=
+tier=qemu
 pos=()
 while (($#)); do
+  runner_option "$@"
+  if ((RUNNER_SHIFT)); then shift "$RUNNER_SHIFT"; continue; fi
   case $1 in
-    --log) log=$2; shift 2 ;;
-    --timeout) tmo=$2; shift 2 ;;
-    --filter) filter=$2; shift 2 ;;
-    --suites) suites=$2; shift 2 ;;
-    --append) append+=" $2"; shift 2 ;;
-    --tier) tier=$2; shift 2 ;;
-    --label) label=$2; shift 2 ;;
-    --no-parse) parse=0; shift ;;
-    --allow) allow+=(--allow "$2"); shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/{ /^#/p }' "$0"; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) pos+=("$1"); shift ;;
   esac
@@ -63,10 +57,7 @@ case $accel in
   *) die "CETCTL_QEMU_ACCEL must be kvm or tcg" ;;
 esac
 
-cmdline="console=ttyS0,115200 panic=-1 loglevel=5 printk.time=1 cetctl.tier=$tier"
-[[ -n $filter ]] && cmdline+=" cetctl.filter=$filter"
-[[ -n $suites ]] && cmdline+=" cetctl.suites=$suites"
-[[ -n $append ]] && cmdline+=" $append"
+cmdline="console=ttyS0,115200 panic=-1 loglevel=5 printk.time=1 $(runner_guest_cmdline)"
 
 say "booting $(basename "$kernel") + $(basename "$initrd") ($accel, timeout ${tmo}s), log $log"
 t0=$(date +%s.%N)
@@ -89,7 +80,4 @@ else
   say "guest did NOT reach CETCTL-GUEST-DONE (qemu rc=$qrc, $(printf '%.1f' "$secs") s); last lines:"
   tail -n 15 "$log" | sed 's/^/    /' >&2
 fi
-if ((parse)); then
-  exec "$REPO/vm/parse-results.sh" "$log" "${label:-$tier}" "${allow[@]}"
-fi
-grep -q 'CETCTL-GUEST-DONE' "$log"
+runner_verdict "$log"
