@@ -419,14 +419,9 @@ int cmd_audit(int argc, char **argv)
 			return cetctl_usage_error("audit");
 		}
 	}
-	switch (cetctl_output_columns(&oa, audit_columns, NCOLS, ids, &nids)) {
-	case CETCTL_OUTPUT_EXIT_OK:
-		return CETCTL_EXIT_OK;
-	case CETCTL_OUTPUT_USAGE_ERROR:
-		return cetctl_usage_error("audit");
-	case CETCTL_OUTPUT_CONTINUE:
-		break;
-	}
+	c = cetctl_output_columns(&oa, audit_columns, NCOLS, ids, &nids, "audit");
+	if (c != CETCTL_OUTPUT_CONTINUE)
+		return c;
 	if (optind < argc) {
 		warnx("audit: unexpected argument '%s' (use --pid for a list)", argv[optind]);
 		return cetctl_usage_error("audit");

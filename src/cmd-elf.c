@@ -685,14 +685,9 @@ int cmd_elf(int argc, char **argv)
 		ids[nids++] = COL_DEPS;
 		ids[nids++] = COL_MISSING;
 	}
-	switch (cetctl_output_columns(&oa, elf_columns, NCOLS, ids, &nids)) {
-	case CETCTL_OUTPUT_EXIT_OK:
-		return CETCTL_EXIT_OK;
-	case CETCTL_OUTPUT_USAGE_ERROR:
-		return cetctl_usage_error("elf");
-	case CETCTL_OUTPUT_CONTINUE:
-		break;
-	}
+	c = cetctl_output_columns(&oa, elf_columns, NCOLS, ids, &nids, "elf");
+	if (c != CETCTL_OUTPUT_CONTINUE)
+		return c;
 
 	if (deps) {
 		int r = elf_deps_ctx_new(&ctl.deps, NULL, NULL);

@@ -123,14 +123,9 @@ int cmd_info(int argc, char **argv)
 			return cetctl_usage_error("info");
 		}
 	}
-	switch (cetctl_output_columns(&oa, info_columns, NCOLS, ids, &nids)) {
-	case CETCTL_OUTPUT_EXIT_OK:
-		return CETCTL_EXIT_OK;
-	case CETCTL_OUTPUT_USAGE_ERROR:
-		return cetctl_usage_error("info");
-	case CETCTL_OUTPUT_CONTINUE:
-		break;
-	}
+	c = cetctl_output_columns(&oa, info_columns, NCOLS, ids, &nids, "info");
+	if (c != CETCTL_OUTPUT_CONTINUE)
+		return c;
 	if (optind < argc) {
 		warnx("info: unexpected argument '%s'", argv[optind]);
 		return cetctl_usage_error("info");

@@ -299,14 +299,9 @@ int cmd_status(int argc, char **argv)
 			return cetctl_usage_error("status");
 		}
 	}
-	switch (cetctl_output_columns(&oa, status_columns, NCOLS, ids, &nids)) {
-	case CETCTL_OUTPUT_EXIT_OK:
-		return CETCTL_EXIT_OK;
-	case CETCTL_OUTPUT_USAGE_ERROR:
-		return cetctl_usage_error("status");
-	case CETCTL_OUTPUT_CONTINUE:
-		break;
-	}
+	c = cetctl_output_columns(&oa, status_columns, NCOLS, ids, &nids, "status");
+	if (c != CETCTL_OUTPUT_CONTINUE)
+		return c;
 	if (optind >= argc) {
 		warnx("status: no process given (a pid or 'self')");
 		return cetctl_usage_error("status");

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cetctl.h"
 #include "table.h"
 
 struct cetctl_table {
@@ -239,15 +240,14 @@ bool cetctl_output_option(struct cetctl_output_args *oa, int c, const char *arg)
 	}
 }
 
-enum cetctl_output_step cetctl_output_columns(const struct cetctl_output_args *oa,
-					      const struct cetctl_column *cols,
-					      size_t ncols, int *ids, size_t *nids)
+int cetctl_output_columns(const struct cetctl_output_args *oa, const struct cetctl_column *cols,
+			  size_t ncols, int *ids, size_t *nids, const char *cmd)
 {
 	if (oa->list_columns) {
 		cetctl_columns_list(stdout, cols, ncols, oa->topts.json);
-		return CETCTL_OUTPUT_EXIT_OK;
+		return CETCTL_EXIT_OK;
 	}
 	if (oa->outlist && cetctl_columns_parse(cols, ncols, oa->outlist, ids, nids) < 0)
-		return CETCTL_OUTPUT_USAGE_ERROR;
+		return cetctl_usage_error(cmd);
 	return CETCTL_OUTPUT_CONTINUE;
 }

@@ -75,19 +75,17 @@ struct cetctl_output_args {
  * output options; returns false for any other option. */
 bool cetctl_output_option(struct cetctl_output_args *oa, int c, const char *arg);
 
-enum cetctl_output_step {
-	CETCTL_OUTPUT_CONTINUE,		/* go on with the command */
-	CETCTL_OUTPUT_EXIT_OK,		/* --list-columns printed; exit 0 */
-	CETCTL_OUTPUT_USAGE_ERROR,	/* bad -o list, message printed */
-};
+#define CETCTL_OUTPUT_CONTINUE	(-1)
 
 /*
  * After option parsing: print the columns for --list-columns, or apply the
- * -o list to the default columns already in @ids.
+ * -o list to the default columns already in @ids. Returns
+ * CETCTL_OUTPUT_CONTINUE when command @cmd goes on, else the exit status it
+ * returns now (0 after --list-columns; a usage error, reported, for a bad
+ * -o list).
  */
-enum cetctl_output_step cetctl_output_columns(const struct cetctl_output_args *oa,
-					      const struct cetctl_column *cols,
-					      size_t ncols, int *ids, size_t *nids);
+int cetctl_output_columns(const struct cetctl_output_args *oa, const struct cetctl_column *cols,
+			  size_t ncols, int *ids, size_t *nids, const char *cmd);
 
 struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 				      const int *ids, size_t nids,
