@@ -447,7 +447,8 @@ int cmd_audit(int argc, char **argv)
 	}
 
 	for (int k = 0; k < n; k++) {
-		unsigned int what = PROC_CET_THREADS_IF_MANY | PROC_CET_VMAS_IF_ON | PROC_CET_EXE;
+		unsigned int what = PROC_CET_THREADS_IF_MANY | PROC_CET_VMAS_IF_ON |
+				    (cetctl_table_has(t, COL_EXE) ? PROC_CET_EXE : PROC_CET_EXE_MARKING);
 		struct proc_cet pc;
 
 		if (!want_pid(&filter, pids[k]))

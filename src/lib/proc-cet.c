@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cet-abi.h"
 #include "proc-cet.h"
@@ -20,12 +22,12 @@ static bool lines_equal(const struct cet_feature_line *a, const struct cet_featu
 	       strcmp(a->unknown, b->unknown) == 0;
 }
 
-static void read_threads(const char *root, struct proc_cet *pc)
+static void read_threads(int dfd, struct proc_cet *pc)
 {
 	pid_t *tids = NULL;
 	int n, i;
 
-	n = proc_tasks_list(root, pc->pid, &tids);
+	n = proc_tasks_list_at(dfd, &tids);
 	if (n < 0) {
 		pc->threads_errno = -n;
 		if (gone(n))
@@ -41,7 +43,7 @@ static void read_threads(const char *root, struct proc_cet *pc)
 	for (i = 0; i < n; i++) {
 		struct thread_cet *t = &pc->threads[pc->nthreads];
 		struct proc_status ts;
-		int rc = proc_status_read(root, pc->pid, tids[i], &ts);
+		int rc = proc_status_read_at(dfd, tids[i], &ts);
 
 		if (rc) {
 			/* A thread that exits under us is normal, not an error. */
@@ -63,13 +65,12 @@ static void read_threads(const char *root, struct proc_cet *pc)
 	free(tids);
 }
 
-static void read_objects(const char *root, struct proc_cet *pc,
-			 cet_marking_fn mark, void *mark_ctx)
+static void read_objects(int dfd, struct proc_cet *pc, cet_marking_fn mark, void *mark_ctx)
 {
 	size_t i;
 	int rc;
 
-	rc = proc_maps_read_objects(root, pc->pid, &pc->objs);
+	rc = proc_maps_read_objects_at(dfd, &pc->objs);
 	if (rc) {
 		pc->objs_errno = -rc;
 		if (gone(rc))
@@ -90,11 +91,11 @@ static void read_objects(const char *root, struct proc_cet *pc,
 		 * recorded tree has no root link). */
 		if (mark) {
 			m = -ENOENT;
-			if (!cet_proc_path(inroot, sizeof(inroot), root, "%d/root%s",
-					   (int)pc->pid, pc->objs.path[i]))
-				m = mark(inroot, mark_ctx);
+			if (snprintf(inroot, sizeof(inroot), "root%s", pc->objs.path[i]) <
+			    (int)sizeof(inroot))
+				m = mark(dfd, inroot, mark_ctx);
 			if (m == -ENOENT || m == -EACCES || m == -ENOTDIR)
-				m = mark(pc->objs.path[i], mark_ctx);
+				m = mark(AT_FDCWD, pc->objs.path[i], mark_ctx);
 		}
 
 		pc->obj_marking[i] = m;
@@ -106,26 +107,51 @@ static void read_objects(const char *root, struct proc_cet *pc,
 	}
 }
 
-/*
- * Which process <root>/<pid> is now: procfs gives every process's
- * directory a fresh inode number, so a pid that changed hands while we
- * read it shows as another inode. (stat field 22, the start time, says the
- * same but costs an open and a read.) 0 when it cannot be stat'ed.
- */
-static ino_t pid_dir_ino(const char *root, pid_t pid)
+static void read_exe(int dfd, unsigned int what, cet_marking_fn mark, void *mark_ctx,
+		     struct proc_cet *pc)
 {
-	char path[PATH_MAX];
-	struct stat st;
+	int rc;
 
-	if (cet_proc_path(path, sizeof(path), root, "%d", (int)pid) || stat(path, &st) != 0)
-		return 0;
-	return st.st_ino;
+	if (what & PROC_CET_EXE) {
+		rc = proc_exe_read_at(dfd, pc->exe, sizeof(pc->exe));
+		if (rc < 0) {
+			pc->exe[0] = '\0';
+			pc->exe_errno = -rc;
+			pc->exe_marking = rc;
+			if (gone(rc))
+				pc->vanished = true;
+			return;
+		}
+	}
+	if (!mark)
+		return;
+	rc = mark(dfd, "exe", mark_ctx);
+	pc->exe_marking = rc;
+	/*
+	 * Without the readlink above, this stat is what tells an exiting
+	 * process (its exe link is gone) from a link to a file that is not
+	 * here (a recorded tree): only the first has no link to read.
+	 */
+	if (!(what & PROC_CET_EXE) && gone(rc)) {
+		char link[8];
+
+		pc->exe_errno = -rc;
+		if (readlinkat(dfd, "exe", link, sizeof(link)) < 0 && gone(-errno))
+			pc->vanished = true;
+	} else if (!(what & PROC_CET_EXE) && rc == -EACCES) {
+		pc->exe_errno = EACCES;
+	}
 }
 
-static int read_once(const char *root, pid_t pid, unsigned int what, bool ss_is_x86,
+/*
+ * Everything is read through @dfd, the process's directory opened once:
+ * on procfs it keeps naming the same process, so when the process exits
+ * and its pid is reused mid-read the reads fail instead of mixing two
+ * processes.
+ */
+static int read_once(int dfd, pid_t pid, unsigned int what, bool ss_is_x86,
 		     cet_marking_fn mark, void *mark_ctx, struct proc_cet *pc, bool *again)
 {
-	ino_t start, now;
 	bool on;
 	int rc;
 
@@ -134,23 +160,22 @@ static int read_once(const char *root, pid_t pid, unsigned int what, bool ss_is_
 	pc->exe_marking = -ENOTSUP;
 	pc->ss_is_x86_shstk = ss_is_x86;
 
-	start = pid_dir_ino(root, pid);
-	rc = proc_status_read(root, pid, 0, &pc->st);
+	rc = proc_status_read_at(dfd, 0, &pc->st);
 	if (rc)
 		return rc;
 	pc->zombie = pc->st.state == 'Z' || pc->st.state == 'X';
-	pc->kthread = !pc->zombie && proc_is_kthread(root, pid, &pc->st);
+	pc->kthread = !pc->zombie && proc_is_kthread_at(dfd, &pc->st);
 	if (pc->zombie || pc->kthread)
 		return 0;
 
 	if ((what & PROC_CET_THREADS) ||
 	    ((what & PROC_CET_THREADS_IF_MANY) && pc->st.threads > 1))
-		read_threads(root, pc);
+		read_threads(dfd, pc);
 
 	on = (pc->st.features.bits || pc->st.features.unknown[0] || pc->threads_shstk);
 	if ((what & PROC_CET_VMAS) || ((what & PROC_CET_VMAS_IF_ON) && on)) {
 		if (ss_is_x86) {
-			rc = proc_smaps_read_ss(root, pid, &pc->vmas);
+			rc = proc_smaps_read_ss_at(dfd, &pc->vmas);
 			if (rc) {
 				pc->vmas_errno = -rc;
 				if (gone(rc))
@@ -161,33 +186,11 @@ static int read_once(const char *root, pid_t pid, unsigned int what, bool ss_is_
 		}
 	}
 
-	if (what & PROC_CET_EXE) {
-		char path[PATH_MAX];
-
-		rc = proc_exe_read(root, pid, pc->exe, sizeof(pc->exe));
-		if (rc < 0) {
-			pc->exe[0] = '\0';
-			pc->exe_errno = -rc;
-			pc->exe_marking = rc;
-			if (gone(rc))
-				pc->vanished = true;
-		} else if (mark && !cet_proc_path(path, sizeof(path), root, "%d/exe", (int)pid)) {
-			/* Not a sign of exit: readlink above would have said so;
-			 * a recorded tree's exe may point to a file not here. */
-			pc->exe_marking = mark(path, mark_ctx);
-		}
-	}
+	if (what & (PROC_CET_EXE | PROC_CET_EXE_MARKING))
+		read_exe(dfd, what, mark, mark_ctx, pc);
 
 	if (what & PROC_CET_OBJECTS)
-		read_objects(root, pc, mark, mark_ctx);
-
-	/* The pid now names another process (it exited, the pid was reused):
-	 * what we read may mix the two. Read it again. */
-	now = pid_dir_ino(root, pid);
-	if (start && now && now != start) {
-		*again = true;
-		return 0;
-	}
+		read_objects(dfd, pc, mark, mark_ctx);
 
 	/*
 	 * Lost a file we had just seen: was it the whole process? stat's state
@@ -196,12 +199,12 @@ static int read_once(const char *root, pid_t pid, unsigned int what, bool ss_is_
 	 * no Vm lines any more is exiting too.
 	 */
 	if (pc->vanished) {
-		char state = proc_stat_state(root, pid);
+		char state = proc_stat_state_at(dfd);
 		struct proc_status st_now;
 
 		if (state == 'Z' || state == 'X') {
 			pc->zombie = true;
-		} else if (state && proc_status_read(root, pid, 0, &st_now) == 0 && st_now.has_vm) {
+		} else if (state && proc_status_read_at(dfd, 0, &st_now) == 0 && st_now.has_vm) {
 			/* Alive with memory: it exec'd while we read (the old
 			 * mm went away under an open file). Read it again. */
 			pc->vanished = false;
@@ -214,16 +217,23 @@ static int read_once(const char *root, pid_t pid, unsigned int what, bool ss_is_
 int proc_cet_read(const char *root, pid_t pid, unsigned int what, bool ss_is_x86,
 		  cet_marking_fn mark, void *mark_ctx, struct proc_cet *pc)
 {
-	int attempt, rc = 0;
+	int attempt, dfd, rc = 0;
 
+	dfd = cet_proc_pid_open(root, pid);
+	if (dfd < 0) {
+		memset(pc, 0, sizeof(*pc));
+		pc->pid = pid;
+		return dfd == -ENOTDIR ? -ENOENT : dfd;
+	}
 	for (attempt = 0; attempt < 3; attempt++) {
 		bool again = false;
 
-		rc = read_once(root, pid, what, ss_is_x86, mark, mark_ctx, pc, &again);
+		rc = read_once(dfd, pid, what, ss_is_x86, mark, mark_ctx, pc, &again);
 		if (rc || !again || attempt == 2)
 			break;
 		proc_cet_free(pc);
 	}
+	close(dfd);
 	return rc;
 }
 

@@ -20,9 +20,10 @@
 /*
  * Marking of one ELF file: CET_X86_FEATURE_1_* bits (cet-abi.h) as the
  * loader would judge them, or -errno (-ENOTSUP: no ELF library, -ENOEXEC:
- * not ELF). @path is openable (a /proc/<pid>/exe link works).
+ * not ELF). @path is relative to @dirfd (or AT_FDCWD) and openable: an
+ * "exe" link under a process directory works.
  */
-typedef int (*cet_marking_fn)(const char *path, void *ctx);
+typedef int (*cet_marking_fn)(int dirfd, const char *path, void *ctx);
 
 struct thread_cet {
 	pid_t tid;
@@ -37,6 +38,7 @@ struct thread_cet {
 #define PROC_CET_VMAS		(1U << 2)	/* smaps */
 #define PROC_CET_VMAS_IF_ON	(1U << 3)	/* smaps only when a feature is on */
 #define PROC_CET_EXE		(1U << 4)	/* exe link + marking */
+#define PROC_CET_EXE_MARKING	(1U << 6)	/* marking of exe, not its path */
 #define PROC_CET_OBJECTS	(1U << 5)	/* maps + marking of each object */
 
 struct proc_cet {

@@ -87,18 +87,15 @@ int proc_smaps_parse_ss(const char *text, struct shstk_vmas *out)
 	return 0;
 }
 
-int proc_smaps_read_ss(const char *root, pid_t pid, struct shstk_vmas *out)
+int proc_smaps_read_ss_at(int piddir, struct shstk_vmas *out)
 {
-	char path[PATH_MAX], *text;
+	char *text;
 	long n;
 	int rc;
 
 	out->v = NULL;
 	out->n = 0;
-	rc = cet_proc_path(path, sizeof(path), root, "%d/smaps", (int)pid);
-	if (rc)
-		return rc;
-	n = cet_read_file(path, SMAPS_MAX, &text);
+	n = cet_read_file_at(piddir, "smaps", SMAPS_MAX, &text);
 	if (n < 0)
 		return (int)n;
 	/* Every user process has VMAs; an empty smaps means its mm is gone. */
@@ -165,18 +162,15 @@ int proc_maps_parse_objects(const char *text, struct proc_objects *out)
 	return 0;
 }
 
-int proc_maps_read_objects(const char *root, pid_t pid, struct proc_objects *out)
+int proc_maps_read_objects_at(int piddir, struct proc_objects *out)
 {
-	char path[PATH_MAX], *text;
+	char *text;
 	long n;
 	int rc;
 
 	out->path = NULL;
 	out->n = 0;
-	rc = cet_proc_path(path, sizeof(path), root, "%d/maps", (int)pid);
-	if (rc)
-		return rc;
-	n = cet_read_file(path, SMAPS_MAX, &text);
+	n = cet_read_file_at(piddir, "maps", SMAPS_MAX, &text);
 	if (n < 0)
 		return (int)n;
 	rc = n == 0 ? -ESRCH : proc_maps_parse_objects(text, out);

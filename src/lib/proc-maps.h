@@ -26,10 +26,11 @@ struct shstk_vmas {
 /* Parse smaps text, collecting the VMAs whose VmFlags contain "ss". */
 int proc_smaps_parse_ss(const char *text, struct shstk_vmas *out);
 /*
- * Read <root>/<pid>/smaps. -ESRCH when the file reads empty for a process
- * that should have memory (it exited while we were reading).
+ * Read smaps in @piddir (cet_proc_pid_open()). -ESRCH when the file reads
+ * empty for a process that should have memory (it exited while we were
+ * reading).
  */
-int proc_smaps_read_ss(const char *root, pid_t pid, struct shstk_vmas *out);
+int proc_smaps_read_ss_at(int piddir, struct shstk_vmas *out);
 void shstk_vmas_free(struct shstk_vmas *vmas);
 
 /* Unique paths of executable file mappings, in address order. */
@@ -38,7 +39,7 @@ struct proc_objects {
 	size_t n;
 };
 int proc_maps_parse_objects(const char *text, struct proc_objects *out);
-int proc_maps_read_objects(const char *root, pid_t pid, struct proc_objects *out);
+int proc_maps_read_objects_at(int piddir, struct proc_objects *out);
 void proc_objects_free(struct proc_objects *objs);
 
 #endif

@@ -65,36 +65,42 @@ static void remember(struct cet_marking_cache *c, const struct stat *sb, int mar
 	c->n++;
 }
 
-int cet_marking_of(const char *path, void *cache)
+int cet_marking_of(int dirfd, const char *path, void *cache)
 {
 	struct cet_marking_cache *c = cache;
 	struct elf_cet_info info;
 	struct marking_entry *hit;
-	struct stat sb;
+	struct stat sb, fsb;
 	int fd, rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	/* A stat is enough when the file was read before: an audit meets the
+	 * same few executables thousands of times. */
+	if (fstatat(dirfd, path, &sb, 0) != 0)
+		return -errno;
+	if (!S_ISREG(sb.st_mode))
+		return -ENOEXEC;
+	hit = lookup(c, &sb);
+	if (hit)
+		return hit->marking;
+
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &sb) != 0) {
+	if (fstat(fd, &fsb) != 0) {
 		rc = -errno;
 		close(fd);
 		return rc;
 	}
-	if (!S_ISREG(sb.st_mode)) {
+	/* Swapped between the stat and the open: judge what was opened. */
+	if (!S_ISREG(fsb.st_mode)) {
 		close(fd);
 		return -ENOEXEC;
 	}
-	hit = lookup(c, &sb);
-	if (hit) {
-		close(fd);
-		return hit->marking;
-	}
-	rc = elf_cet_read_fd(fd, sb.st_size, &info);
+	rc = elf_cet_read_fd(fd, fsb.st_size, &info);
 	close(fd);
 	if (rc == 0)
 		rc = info.loader_ok ? (int)info.loader_feature_1_and : 0;
 	if (rc >= 0 || rc == -ENOEXEC || rc == -EBADMSG)
-		remember(c, &sb, rc);
+		remember(c, &fsb, rc);
 	return rc;
 }

@@ -18,6 +18,6 @@ void cet_marking_cache_free(struct cet_marking_cache *c);
  * would honour (0 for unmarked or an ignored note), or -errno
  * (-ENOEXEC: not ELF). @cache may be NULL.
  */
-int cet_marking_of(const char *path, void *cache);
+int cet_marking_of(int dirfd, const char *path, void *cache);
 
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -70,68 +71,186 @@ const char *cet_feature_line_str(const struct cet_feature_line *fl, char *buf, s
 	return buf;
 }
 
-/* Value of "Key:\t..." when @line starts with @key, else NULL. */
-static const char *field(const char *line, const char *key)
-{
-	size_t n = strlen(key);
+/*
+ * The fields cetctl reads, by the length of their key: a status file has
+ * some sixty lines and every process has one, so each line costs one
+ * memchr and at most one compare.
+ */
+enum status_key {
+	K_NONE, K_NAME, K_STATE, K_TGID, K_PID, K_PPID, K_UID, K_THREADS,
+	K_KTHREAD, K_VMSIZE, K_FEATURES, K_LOCKED,
+};
 
-	if (strncmp(line, key, n) != 0 || line[n] != ':')
-		return NULL;
-	line += n + 1;
-	while (*line == ' ' || *line == '\t')
-		line++;
-	return line;
+static enum status_key status_key(const char *key, size_t len)
+{
+#define KEY(s, k) { s, sizeof(s) - 1, k }
+	static const struct { const char *s; size_t len; enum status_key k; } keys[] = {
+		KEY("Name", K_NAME), KEY("State", K_STATE), KEY("Tgid", K_TGID),
+		KEY("Pid", K_PID), KEY("PPid", K_PPID), KEY("Uid", K_UID),
+		KEY("Threads", K_THREADS), KEY("Kthread", K_KTHREAD),
+		KEY("VmSize", K_VMSIZE), KEY("x86_Thread_features", K_FEATURES),
+		KEY("x86_Thread_features_locked", K_LOCKED),
+	};
+#undef KEY
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (keys[i].len == len && memcmp(keys[i].s, key, len) == 0)
+			return keys[i].k;
+	return K_NONE;
+}
+
+static enum status_key line_key(const char *line, size_t linelen)
+{
+	const char *colon = memchr(line, ':', linelen);
+	size_t len;
+
+	if (!colon)
+		return K_NONE;
+	len = (size_t)(colon - line);
+	/* Cheap rejection first: the key lengths we want and a first letter. */
+	switch (len) {
+	case 3: case 4: case 5: case 6: case 7:
+		if (line[0] != 'N' && line[0] != 'S' && line[0] != 'T' && line[0] != 'P' &&
+		    line[0] != 'U' && line[0] != 'K' && line[0] != 'V')
+			return K_NONE;
+		break;
+	case 19: case 26:
+		if (line[0] != 'x')
+			return K_NONE;
+		break;
+	default:
+		return K_NONE;
+	}
+	return status_key(line, len);
+}
+
+static unsigned long field_ulong(const char *v)
+{
+	return strtoul(v, NULL, 10);
 }
 
 int proc_status_parse(const char *text, struct proc_status *st)
 {
-	const char *line, *v;
+	const char *line = text;
 	bool seen_name = false;
 
 	memset(st, 0, sizeof(*st));
 	st->kthread = -1;
 	st->euid = (uid_t)-1;
-	for (line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-		if ((v = field(line, "Name"))) {
-			size_t len = strcspn(v, "\n");
+	while (*line) {
+		const char *nl = strchr(line, '\n'), *v;
+		size_t linelen = nl ? (size_t)(nl - line) : strlen(line);
+		enum status_key k = line_key(line, linelen);
 
-			if (len >= sizeof(st->name))
-				len = sizeof(st->name) - 1;
-			memcpy(st->name, v, len);
-			st->name[len] = '\0';
-			seen_name = true;
-		} else if ((v = field(line, "State"))) {
-			st->state = *v;
-		} else if ((v = field(line, "Tgid"))) {
-			st->tgid = (pid_t)strtol(v, NULL, 10);
-		} else if ((v = field(line, "Pid"))) {
-			st->pid = (pid_t)strtol(v, NULL, 10);
-		} else if ((v = field(line, "PPid"))) {
-			st->ppid = (pid_t)strtol(v, NULL, 10);
-		} else if ((v = field(line, "Uid"))) {
-			unsigned long r, e;
+		if (k != K_NONE) {
+			v = memchr(line, ':', linelen) + 1;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			switch (k) {
+			case K_NAME: {
+				size_t len = linelen - (size_t)(v - line);
 
-			if (sscanf(v, "%lu %lu", &r, &e) == 2)
-				st->euid = (uid_t)e;
-		} else if ((v = field(line, "Threads"))) {
-			st->threads = (int)strtol(v, NULL, 10);
-		} else if ((v = field(line, "Kthread"))) {
-			st->kthread = *v == '1';
-		} else if (field(line, "VmSize")) {
-			st->has_vm = true;
-		} else if ((v = field(line, "x86_Thread_features"))) {
-			cet_feature_words_parse(v, &st->features);
-		} else if ((v = field(line, "x86_Thread_features_locked"))) {
-			cet_feature_words_parse(v, &st->locked);
+				if (len >= sizeof(st->name))
+					len = sizeof(st->name) - 1;
+				memcpy(st->name, v, len);
+				st->name[len] = '\0';
+				seen_name = true;
+				break;
+			}
+			case K_STATE:
+				st->state = *v;
+				break;
+			case K_TGID:
+				st->tgid = (pid_t)field_ulong(v);
+				break;
+			case K_PID:
+				st->pid = (pid_t)field_ulong(v);
+				break;
+			case K_PPID:
+				st->ppid = (pid_t)field_ulong(v);
+				break;
+			case K_UID: {
+				/* "real effective saved fs": the second one */
+				char *end;
+
+				strtoul(v, &end, 10);
+				if (end != v && (*end == '\t' || *end == ' ')) {
+					const char *e = end;
+					unsigned long uid = strtoul(e, &end, 10);
+
+					if (end != e)
+						st->euid = (uid_t)uid;
+				}
+				break;
+			}
+			case K_THREADS:
+				st->threads = (int)field_ulong(v);
+				break;
+			case K_KTHREAD:
+				st->kthread = *v == '1';
+				break;
+			case K_VMSIZE:
+				st->has_vm = true;
+				break;
+			case K_FEATURES:
+				cet_feature_words_parse(v, &st->features);
+				break;
+			case K_LOCKED:
+				cet_feature_words_parse(v, &st->locked);
+				break;
+			case K_NONE:
+				break;
+			}
 		}
+		if (!nl)
+			break;
+		line = nl + 1;
 	}
 	return seen_name ? 0 : -EINVAL;
 }
 
+/*
+ * A status file is one seq_file record: the kernel renders it whole, and a
+ * read with room for all of it returns all of it, so a short first read is
+ * the end of the file (a regular file in a recorded tree reads the same
+ * way). That spares the read that would return 0, one system call for
+ * every process and thread an audit sees. A file that fills the buffer is
+ * read again, whole.
+ */
+static int status_read_parse(int dirfd, const char *path, struct proc_status *st)
+{
+	char buf[8192], *text;
+	ssize_t r;
+	long n;
+	int fd, rc;
+
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	do
+		r = read(fd, buf, sizeof(buf) - 1);
+	while (r < 0 && errno == EINTR);
+	rc = r < 0 ? -errno : 0;
+	close(fd);
+	if (rc)
+		return rc;
+	if ((size_t)r < sizeof(buf) - 1) {
+		buf[r] = '\0';
+		/* An empty status: the task went away between open and read. */
+		return r == 0 ? -ESRCH : proc_status_parse(buf, st);
+	}
+	n = cet_read_file_at(dirfd, path, STATUS_MAX, &text);
+	if (n < 0)
+		return (int)n;
+	rc = n == 0 ? -ESRCH : proc_status_parse(text, st);
+	free(text);
+	return rc;
+}
+
 int proc_status_read(const char *root, pid_t pid, pid_t tid, struct proc_status *st)
 {
-	char path[PATH_MAX], *text;
-	long n;
+	char path[PATH_MAX];
 	int rc;
 
 	if (tid)
@@ -140,37 +259,49 @@ int proc_status_read(const char *root, pid_t pid, pid_t tid, struct proc_status 
 		rc = cet_proc_path(path, sizeof(path), root, "%d/status", (int)pid);
 	if (rc)
 		return rc;
-	n = cet_read_file(path, STATUS_MAX, &text);
-	if (n < 0)
-		return (int)n;
-	/* An empty status means the task went away between open and read. */
-	rc = n == 0 ? -ESRCH : proc_status_parse(text, st);
-	free(text);
-	return rc;
+	return status_read_parse(AT_FDCWD, path, st);
 }
 
-char proc_stat_state(const char *root, pid_t pid)
+int proc_status_read_at(int piddir, pid_t tid, struct proc_status *st)
 {
-	char path[PATH_MAX], *text, *p, state = 0;
+	char path[64];
 
-	if (cet_proc_path(path, sizeof(path), root, "%d/stat", (int)pid))
-		return 0;
-	if (cet_read_file(path, 4096, &text) <= 0) {
+	if (tid)
+		snprintf(path, sizeof(path), "task/%d/status", (int)tid);
+	else
+		snprintf(path, sizeof(path), "status");
+	return status_read_parse(piddir, path, st);
+}
+
+/* The fields after "pid (comm) ": comm may hold anything, so from the last ')'. */
+static const char *stat_after_comm(const char *text)
+{
+	const char *p = strrchr(text, ')');
+
+	return p && p[1] == ' ' ? p + 2 : NULL;
+}
+
+char proc_stat_state_at(int piddir)
+{
+	char *text, state = 0;
+	const char *p;
+
+	if (cet_read_file_at(piddir, "stat", 4096, &text) <= 0) {
 		free(text);	/* an empty read still returns a buffer */
 		return 0;
 	}
-	/* "pid (comm) S ...": comm may hold anything, so from the last ')'. */
-	p = strrchr(text, ')');
-	if (p && p[1] == ' ')
-		state = p[2];
+	p = stat_after_comm(text);
+	if (p)
+		state = *p;
 	free(text);
 	return state;
 }
 
-bool proc_is_kthread(const char *root, pid_t pid, const struct proc_status *st)
+bool proc_is_kthread_at(int piddir, const struct proc_status *st)
 {
-	char path[PATH_MAX], *text, *p;
 	unsigned long flags = 0;
+	const char *p;
+	char *text;
 	bool kt = false;
 	int i;
 
@@ -178,18 +309,14 @@ bool proc_is_kthread(const char *root, pid_t pid, const struct proc_status *st)
 		return st->kthread == 1;
 	if (st->has_vm || st->state == 'Z')
 		return false;
-	/* Older kernels: field 9 of stat holds PF_KTHREAD. comm may contain
-	 * spaces and parentheses, so count from the last ')'. */
-	if (cet_proc_path(path, sizeof(path), root, "%d/stat", (int)pid))
-		return false;
-	if (cet_read_file(path, 4096, &text) <= 0) {
+	/* Older kernels: field 9 of stat holds PF_KTHREAD. */
+	if (cet_read_file_at(piddir, "stat", 4096, &text) <= 0) {
 		free(text);	/* an empty read still returns a buffer */
 		return false;
 	}
-	p = strrchr(text, ')');
-	for (i = 0; p && i < 7; i++) {
+	p = stat_after_comm(text);
+	for (i = 0; p && i < 6; i++)
 		p = strchr(p + 1, ' ');
-	}
 	if (p && sscanf(p, " %lu", &flags) == 1)
 		kt = (flags & PF_KTHREAD_BIT) != 0;
 	free(text);
@@ -203,7 +330,8 @@ static int cmp_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int list_numeric(const char *dir, pid_t **out)
+/* Takes @fd (a directory opened for reading) and closes it. */
+static int list_numeric(int fd, pid_t **out)
 {
 	struct dirent *de;
 	size_t n = 0, cap = 64;
@@ -211,9 +339,15 @@ static int list_numeric(const char *dir, pid_t **out)
 	DIR *d;
 
 	*out = NULL;
-	d = opendir(dir);
-	if (!d)
+	if (fd < 0)
 		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
 	v = malloc(cap * sizeof(*v));
 	if (!v) {
 		closedir(d);
@@ -247,14 +381,9 @@ static int list_numeric(const char *dir, pid_t **out)
 	return (int)n;
 }
 
-int proc_tasks_list(const char *root, pid_t pid, pid_t **tids)
+int proc_tasks_list_at(int piddir, pid_t **tids)
 {
-	char path[PATH_MAX];
-	int rc = cet_proc_path(path, sizeof(path), root, "%d/task", (int)pid);
-
-	if (rc)
-		return rc;
-	return list_numeric(path, tids);
+	return list_numeric(openat(piddir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), tids);
 }
 
 int proc_pids_list(const char *root, pid_t **pids)
@@ -264,20 +393,16 @@ int proc_pids_list(const char *root, pid_t **pids)
 
 	if (rc)
 		return rc;
-	return list_numeric(path, pids);
+	return list_numeric(open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), pids);
 }
 
-int proc_exe_read(const char *root, pid_t pid, char *buf, size_t size)
+int proc_exe_read_at(int piddir, char *buf, size_t size)
 {
-	char path[PATH_MAX];
 	ssize_t n;
-	int rc = cet_proc_path(path, sizeof(path), root, "%d/exe", (int)pid);
 
-	if (rc)
-		return rc;
 	if (size == 0)
 		return -EINVAL;
-	n = readlink(path, buf, size - 1);
+	n = readlinkat(piddir, "exe", buf, size - 1);
 	if (n < 0)
 		return -errno;
 	buf[n] = '\0';

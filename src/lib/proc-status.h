@@ -3,7 +3,8 @@
  * /proc/<pid>/status and /proc/<pid>/task/<tid>/status: the fields cetctl
  * needs, above all the x86_Thread_features lines of the shadow-stack kernel
  * (seeds/010). Parsers take text so unit tests can feed them strings; the
- * readers take a root (NULL = /proc) so recorded trees can stand in.
+ * readers take a root (NULL = /proc) so recorded trees can stand in, or
+ * the process's directory opened with cet_proc_pid_open() (the *_at ones).
  * Everything returns 0 or -errno and never prints.
  */
 #ifndef CETCTL_PROC_STATUS_H
@@ -46,6 +47,7 @@ int proc_status_parse(const char *text, struct proc_status *st);
  * -ENOENT/-ESRCH: the process is gone.
  */
 int proc_status_read(const char *root, pid_t pid, pid_t tid, struct proc_status *st);
+int proc_status_read_at(int piddir, pid_t tid, struct proc_status *st);
 
 /* Parse one feature list ("shstk wrss ") into @fl; the words only. */
 void cet_feature_words_parse(const char *words, struct cet_feature_line *fl);
@@ -56,17 +58,17 @@ void cet_feature_words_parse(const char *words, struct cet_feature_line *fl);
  */
 const char *cet_feature_line_str(const struct cet_feature_line *fl, char *buf, size_t size);
 
-/* State letter from <root>/<pid>/stat read now, or 0 when it cannot be read. */
-char proc_stat_state(const char *root, pid_t pid);
+/* State letter from <piddir>/stat read now, or 0 when it cannot be read. */
+char proc_stat_state_at(int piddir);
 
 /* Whether the process is a kernel thread (Kthread:, else PF_KTHREAD in stat). */
-bool proc_is_kthread(const char *root, pid_t pid, const struct proc_status *st);
+bool proc_is_kthread_at(int piddir, const struct proc_status *st);
 
 /*
- * List <root>/<pid>/task: a sorted malloc'ed array of tids in *tids.
+ * List <piddir>/task: a sorted malloc'ed array of tids in *tids.
  * Returns the count or -errno.
  */
-int proc_tasks_list(const char *root, pid_t pid, pid_t **tids);
+int proc_tasks_list_at(int piddir, pid_t **tids);
 
 /*
  * List the numeric entries of <root> (the processes): sorted, malloc'ed.
@@ -74,8 +76,8 @@ int proc_tasks_list(const char *root, pid_t pid, pid_t **tids);
  */
 int proc_pids_list(const char *root, pid_t **pids);
 
-/* readlink <root>/<pid>/exe into @buf. Returns the length or -errno. */
-int proc_exe_read(const char *root, pid_t pid, char *buf, size_t size);
+/* readlink <piddir>/exe into @buf. Returns the length or -errno. */
+int proc_exe_read_at(int piddir, char *buf, size_t size);
 
 /*
  * User name of @uid (getpwuid, remembered for the next call with the same

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,13 +30,18 @@ int cet_proc_path(char *buf, size_t size, const char *root, const char *fmt, ...
 
 long cet_read_file(const char *path, size_t max, char **out)
 {
+	return cet_read_file_at(AT_FDCWD, path, max, out);
+}
+
+long cet_read_file_at(int dirfd, const char *path, size_t max, char **out)
+{
 	size_t len = 0, cap = 4096;
 	char *buf;
 	int fd, saved;
 
 	*out = NULL;
 	/* O_NONBLOCK: never hang on a FIFO that was swapped in under us. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	buf = malloc(cap + 1);
@@ -77,4 +83,15 @@ long cet_read_file(const char *path, size_t max, char **out)
 	buf[len] = '\0';
 	*out = buf;
 	return (long)len;
+}
+
+int cet_proc_pid_open(const char *root, pid_t pid)
+{
+	char path[PATH_MAX];
+	int fd, rc = cet_proc_path(path, sizeof(path), root, "%d", (int)pid);
+
+	if (rc)
+		return rc;
+	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }

@@ -3,6 +3,7 @@
 #define CETCTL_UTIL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * Build "<root>/<path>" where root defaults to "/proc" (NULL or ""), so the
@@ -16,5 +17,17 @@ int cet_proc_path(char *buf, size_t size, const char *root, const char *fmt, ...
  * @max bytes. Returns the length or -errno; *out is NULL on failure.
  */
 long cet_read_file(const char *path, size_t max, char **out);
+
+/* The same, @path relative to the directory @dirfd (or AT_FDCWD). */
+long cet_read_file_at(int dirfd, const char *path, size_t max, char **out);
+
+/*
+ * Open the directory of process @pid under @root (NULL = /proc) as an
+ * O_PATH descriptor. On procfs it pins the process: once that process is
+ * reaped every lookup through it fails (-ENOENT, -ESRCH), even when its
+ * pid has gone to a new process, so what is read through it belongs to
+ * one process. Returns the descriptor or -errno.
+ */
+int cet_proc_pid_open(const char *root, pid_t pid);
 
 #endif
