@@ -2,9 +2,8 @@
 /*
  * The exec-stop injection (see inject.h). Sequence of stops, with
  * PTRACE_O_TRACESYSGOOD so that syscall stops read SIGTRAP|0x80:
- *   child: PTRACE_TRACEME, raise(SIGSTOP)   -> signal-delivery-stop
- *   tracer: SETOPTIONS, CONT                -> PTRACE_EVENT_EXEC stop
- *   tracer: SYSCALL                         -> execve syscall-exit stop
+ *   vfork child: PTRACE_TRACEME, execve     -> SIGTRAP stop at the entry point
+ *   tracer: SETOPTIONS
  *   per feature: regs = entry, syscall      -> syscall-enter, syscall-exit
  *   lock, restore, verify, DETACH(first pending signal)
  * Any other signal-delivery-stop on the way is recorded, suppressed, and
@@ -114,8 +113,9 @@ static int remote_syscall(struct tracee *t, const struct user_regs_struct *saved
 	regs.rsi = a2;
 	if (pt(PTRACE_SETREGS, t->pid, 0, (unsigned long)&regs) < 0)
 		return fail(t, INJ_TRACE, -errno, "PTRACE_SETREGS");
-	/* From the execve syscall-exit stop: back to user mode, which runs the
-	 * poked `syscall` -> enter stop; then -> exit stop with the result. */
+	/* From the stop at the entry point (or an earlier injected call): back
+	 * to user mode, which runs the poked `syscall` -> enter stop; then -> exit
+	 * stop with the result. */
 	if (resume_until(t, PTRACE_SYSCALL, SIGTRAP | 0x80) < 0)
 		return -1;
 	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&regs) < 0)
@@ -210,30 +210,48 @@ static void kill_and_reap(struct tracee *t)
 	t->pid = 0;
 }
 
+/* What the child reports through the pipe when it could not exec. */
+struct spawn_error {
+	int stage;	/* INJ_TRACE: PTRACE_TRACEME failed; INJ_EXEC: execve */
+	int err;	/* errno */
+};
+
 pid_t inject_spawn(const char *path, char *const argv[], char *const envp[],
 		   const struct inject_opts *opts, struct inject_result *res)
 {
 	struct tracee t = { .res = res };
+	struct spawn_error se;
 	int pfd[2], status, ret, err, i;
 	ssize_t n;
 
 	memset(res, 0, sizeof(*res));
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return fail(&t, INJ_SPAWN, -errno, "pipe2");
-	t.pid = fork();
+	/*
+	 * vfork: cetctl stays stopped until the child has exec'd (or failed
+	 * to), and no page tables are copied for a child that only execs.
+	 * The child asks to be traced and execs; a traced exec without
+	 * PTRACE_O_TRACEEXEC stops the new program with a SIGTRAP before its
+	 * first instruction, execve already complete. That one stop replaces
+	 * a SIGSTOP stop, an exec-event stop and an execve syscall-exit stop.
+	 */
+	t.pid = vfork();
 	if (t.pid < 0) {
 		err = -errno;
 		close(pfd[0]);
 		close(pfd[1]);
-		return fail(&t, INJ_SPAWN, err, "fork");
+		return fail(&t, INJ_SPAWN, err, "vfork");
 	}
 	if (t.pid == 0) {
-		/* Child: only async-signal-safe calls from here on. */
-		close(pfd[0]);
-		if (pt(PTRACE_TRACEME, 0, 0, 0) == 0 && raise(SIGSTOP) == 0)
+		/* Child, sharing cetctl's memory: system calls only. */
+		struct spawn_error e = { INJ_TRACE, 0 };
+
+		if (pt(PTRACE_TRACEME, 0, 0, 0) == 0) {
+			e.stage = INJ_EXEC;
 			execve(path, argv, envp);
-		err = errno;
-		n = write(pfd[1], &err, sizeof(err));
+		}
+		e.err = errno;
+		n = write(pfd[1], &e, sizeof(e));
 		(void)n;
 		_exit(127);
 	}
@@ -241,7 +259,20 @@ pid_t inject_spawn(const char *path, char *const argv[], char *const envp[],
 	if (opts->child_pid)
 		*opts->child_pid = t.pid;
 
-	/* The child's own SIGSTOP (or its death: tracing was refused). */
+	/* The write end is closed in both: a report, or EOF after the exec. */
+	do
+		n = read(pfd[0], &se, sizeof(se));
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(se)) {
+		wait_tracee(t.pid, &status);
+		t.pid = 0;
+		fail(&t, (enum inject_stage)se.stage, -se.err,
+		     se.stage == INJ_TRACE ? "PTRACE_TRACEME" : NULL);
+		goto out;
+	}
+
+	/* The exec's SIGTRAP. Signals sent to the new process before it are
+	 * recorded and handed back at the detach. */
 	for (;;) {
 		ret = wait_tracee(t.pid, &status);
 		if (ret < 0) {
@@ -250,7 +281,7 @@ pid_t inject_spawn(const char *path, char *const argv[], char *const envp[],
 		}
 		if (!WIFSTOPPED(status))
 			break;
-		if (WSTOPSIG(status) == SIGSTOP)
+		if (WSTOPSIG(status) == SIGTRAP)
 			break;
 		if (t.npending < MAX_PENDING)
 			t.pending[t.npending++] = WSTOPSIG(status);
@@ -258,35 +289,14 @@ pid_t inject_spawn(const char *path, char *const argv[], char *const envp[],
 	}
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		t.pid = 0;
-		n = read(pfd[0], &err, sizeof(err));
-		if (n == (ssize_t)sizeof(err)) {
-			/* Before its SIGSTOP only PTRACE_TRACEME can fail. */
-			fail(&t, INJ_TRACE, -err, "PTRACE_TRACEME");
-		} else {
-			res->wstatus = status;
-			fail(&t, INJ_DIED, 0, NULL);
-		}
+		res->wstatus = status;
+		fail(&t, INJ_DIED, 0, NULL);
 		goto out;
 	}
-	if (pt(PTRACE_SETOPTIONS, t.pid, 0,
-		   PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD) < 0) {
+	if (pt(PTRACE_SETOPTIONS, t.pid, 0, PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD) < 0) {
 		fail(&t, INJ_TRACE, -errno, "PTRACE_SETOPTIONS");
 		goto out_kill;
 	}
-	if (resume_until(&t, PTRACE_CONT, SIGTRAP | (PTRACE_EVENT_EXEC << 8)) < 0) {
-		/* Did execve fail? The child wrote its errno before dying. */
-		if (res->stage == INJ_DIED) {
-			n = read(pfd[0], &err, sizeof(err));
-			if (n == (ssize_t)sizeof(err)) {
-				res->stage = INJ_EXEC;
-				res->err = -err;
-			}
-		}
-		goto out_kill;
-	}
-	/* Still inside execve: on to its syscall-exit stop. */
-	if (resume_until(&t, PTRACE_SYSCALL, SIGTRAP | 0x80) < 0)
-		goto out_kill;
 	if (inject_at_entry(&t, opts) < 0)
 		goto out_kill;
 
