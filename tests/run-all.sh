@@ -70,6 +70,22 @@ if ! { cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null 
 fi
 mkdir -p "$artifacts"
 
+# ctest_counts LOG TIER: sets cp and cf (passed, failed) from ctest's last
+# line ("100% tests passed, 0 tests failed out of 12"); a log without it
+# makes the run broken. Not in a subshell: it appends to broken.
+ctest_counts() {
+	local total
+	cp=0 cf=0
+	cf=$(sed -n 's/.* \([0-9]\+\) tests failed out of \([0-9]\+\).*/\1/p' "$1" | tail -n1)
+	total=$(sed -n 's/.* tests failed out of \([0-9]\+\).*/\1/p' "$1" | tail -n1)
+	if [ -z "$total" ] || [ -z "$cf" ]; then
+		cf=0
+		grep -q 'No tests were found' "$1" || broken+=("$2: ctest did not report (see $1)")
+		return
+	fi
+	cp=$((total - cf))
+}
+
 run_host() {
 	local tap=$artifacts/host.tap ct=$artifacts/host-ctest.log
 	local p f s cp=0 cf=0
@@ -77,13 +93,7 @@ run_host() {
 	log "Host tier: unit tests (ctest)"
 	if (cd "$build" && ctest --output-on-failure) >"$ct" 2>&1; then :; fi
 	cat "$ct"
-	# "100% tests passed, 0 tests failed out of 12"
-	if grep -q 'tests failed out of' "$ct"; then
-		cf=$(sed -n 's/.* \([0-9]\+\) tests failed out of \([0-9]\+\).*/\1/p' "$ct" | tail -n1)
-		cp=$(( $(sed -n 's/.* tests failed out of \([0-9]\+\).*/\1/p' "$ct" | tail -n1) - cf ))
-	elif ! grep -q 'No tests were found' "$ct"; then
-		broken+=("host: ctest did not report")
-	fi
+	ctest_counts "$ct" host
 
 	log "Host tier: bats"
 	# vm/selftest: the guest-log parser's own tests run on the host too
@@ -97,21 +107,22 @@ run_host() {
 }
 
 run_asan() {
-	local abuild=${build}-asan tap=$artifacts/asan.tap p f s
+	local abuild=${build}-asan tap=$artifacts/asan.tap p f s cp cf
 	log "Host tier under ASan+UBSan"
 	if ! { cmake -S "$top" -B "$abuild" -DCETCTL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null &&
 	       cmake --build "$abuild" -j"$(nproc)"; }; then
 		broken+=("asan: build failed")
 		return
 	fi
-	(cd "$abuild" && ctest --output-on-failure) >"$artifacts/asan-ctest.log" 2>&1 ||
-		broken+=("asan: ctest failed (see $artifacts/asan-ctest.log)")
+	(cd "$abuild" && ctest --output-on-failure) >"$artifacts/asan-ctest.log" 2>&1 || true
+	ctest_counts "$artifacts/asan-ctest.log" asan
+	[ "$cf" -eq 0 ] || grep -E 'Failed|\*\*\*' "$artifacts/asan-ctest.log" || true
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	CETCTL="$abuild/cetctl" CETCTL_BUILD="$abuild" bats --tap tests/host >"$tap" 2>&1
 	read -r p f s < <(tap_counts "$tap")
 	[ "$((p + f + s))" -gt 0 ] || broken+=("asan: bats ran no test")
 	grep -E '^not ok' "$tap" || true
-	add_counts asan "$p" "$f" "$s"
+	add_counts asan $((p + cp)) $((f + cf)) "$s"
 }
 
 # A bounded libFuzzer run (clang, build-fuzz/): each target gets
