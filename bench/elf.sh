@@ -29,7 +29,9 @@ trap 'rm -rf "$tmp"' EXIT
 nelf=$(wc -l <"$tmp/elf.list")
 nall=$(find "$dir" -xdev -type f 2>/dev/null | wc -l)
 [ "$nelf" -gt 0 ] || { echo "bench/elf: no ELF file under $dir" >&2; exit 1; }
-awk -v n="$nelf" -v s="$sample" 'n <= s || NR % int(n / s) == 0' "$tmp/elf.list" | head -n "$sample" >"$tmp/sample.list"
+# (no `| head`: under pipefail the SIGPIPE it gives awk would end the script)
+awk -v n="$nelf" -v s="$sample" 'c < s && (n <= s || NR % int(n / s) == 0) { print; c++ }' \
+	"$tmp/elf.list" >"$tmp/sample.list"
 nsample=$(wc -l <"$tmp/sample.list")
 
 echo "bench/elf: $dir: $nall regular files, $nelf ELF; readelf sample $nsample files; timer: $(bench_timer)"
