@@ -214,10 +214,19 @@ int elf_prop_kernel_parse(const void *buf, size_t size, bool elf64,
 
 /* ---- reading files ---------------------------------------------------- */
 
+/*
+ * The first KiB of nearly every ELF file holds the ELF header, the program
+ * headers and the property note: it is read with one pread, and every read
+ * inside it is served from memory.
+ */
+#define HEAD_SIZE	1024U
+
 struct elf_src {
 	int fd;				/* or -1 */
 	const unsigned char *mem;	/* when fd < 0 */
 	uint64_t size;
+	unsigned char head[HEAD_SIZE];	/* fd: the file's first bytes */
+	size_t headlen;
 };
 
 /* Read exactly @len bytes at @off; -EBADMSG when past the end. */
@@ -229,6 +238,10 @@ static int src_read(const struct elf_src *s, void *buf, uint64_t len, uint64_t o
 		return ELF_CET_ECORRUPT;
 	if (s->fd < 0) {
 		memcpy(buf, s->mem + off, len);
+		return 0;
+	}
+	if (off <= s->headlen && len <= s->headlen - off) {
+		memcpy(buf, s->head + off, len);
 		return 0;
 	}
 	while (done < len) {
@@ -271,6 +284,146 @@ static int src_read_alloc(const struct elf_src *s, uint64_t off, uint64_t len,
 	return 0;
 }
 
+/* The headers the judgement needs, in host byte order. */
+struct elf_hdrs {
+	GElf_Ehdr eh;
+	size_t phnum;
+	GElf_Phdr *ph;		/* phnum entries, malloc'ed */
+};
+
+/* File to memory representation with libelf's translators (no Elf handle). */
+static int xlate(void *dst, const void *src, size_t size, Elf_Type type, bool elf64,
+		 unsigned int encoding)
+{
+	Elf_Data d = { .d_buf = dst, .d_type = type, .d_size = size, .d_version = EV_CURRENT };
+	Elf_Data f = { .d_buf = (void *)src, .d_type = type, .d_size = size,
+		       .d_version = EV_CURRENT };
+
+	if (!(elf64 ? elf64_xlatetom(&d, &f, encoding) : elf32_xlatetom(&d, &f, encoding)))
+		return ELF_CET_ECORRUPT;
+	return 0;
+}
+
+static int read_ehdr(const struct elf_src *s, bool elf64, unsigned int enc, GElf_Ehdr *eh)
+{
+	unsigned char raw[sizeof(Elf64_Ehdr)];
+	size_t n = elf64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	int rc = src_read(s, raw, n, 0);
+
+	if (rc)
+		return rc;
+	if (elf64) {
+		Elf64_Ehdr e;
+
+		rc = xlate(&e, raw, n, ELF_T_EHDR, true, enc);
+		if (rc)
+			return rc;
+		memcpy(eh, &e, sizeof(e));	/* GElf_Ehdr is Elf64_Ehdr */
+	} else {
+		Elf32_Ehdr e;
+
+		rc = xlate(&e, raw, n, ELF_T_EHDR, false, enc);
+		if (rc)
+			return rc;
+		memcpy(eh->e_ident, e.e_ident, EI_NIDENT);
+		eh->e_type = e.e_type;
+		eh->e_machine = e.e_machine;
+		eh->e_version = e.e_version;
+		eh->e_entry = e.e_entry;
+		eh->e_phoff = e.e_phoff;
+		eh->e_shoff = e.e_shoff;
+		eh->e_flags = e.e_flags;
+		eh->e_ehsize = e.e_ehsize;
+		eh->e_phentsize = e.e_phentsize;
+		eh->e_phnum = e.e_phnum;
+		eh->e_shentsize = e.e_shentsize;
+		eh->e_shnum = e.e_shnum;
+		eh->e_shstrndx = e.e_shstrndx;
+	}
+	return 0;
+}
+
+/* e_phnum, or for PN_XNUM the count kept in section header 0's sh_info. */
+static int real_phnum(const struct elf_src *s, const GElf_Ehdr *eh, bool elf64,
+		      unsigned int enc, size_t *phnum)
+{
+	unsigned char raw[sizeof(Elf64_Shdr)];
+	size_t n = elf64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+	int rc;
+
+	*phnum = eh->e_phnum;
+	if (eh->e_phnum != PN_XNUM)
+		return 0;
+	if (!eh->e_shoff)
+		return ELF_CET_ECORRUPT;
+	rc = src_read(s, raw, n, eh->e_shoff);
+	if (rc)
+		return rc;
+	if (elf64) {
+		Elf64_Shdr sh;
+
+		rc = xlate(&sh, raw, n, ELF_T_SHDR, true, enc);
+		*phnum = sh.sh_info;
+	} else {
+		Elf32_Shdr sh;
+
+		rc = xlate(&sh, raw, n, ELF_T_SHDR, false, enc);
+		*phnum = sh.sh_info;
+	}
+	return rc;
+}
+
+static int read_phdrs(const struct elf_src *s, bool elf64, unsigned int enc,
+		      struct elf_hdrs *h)
+{
+	size_t ent = elf64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	unsigned char *raw;
+	void *mem;
+	int rc;
+
+	h->ph = NULL;
+	if (!h->phnum)
+		return 0;
+	if (h->eh.e_phoff > s->size || h->phnum > (s->size - h->eh.e_phoff) / ent)
+		return ELF_CET_ECORRUPT;
+	raw = malloc(h->phnum * ent);
+	mem = malloc(h->phnum * ent);
+	h->ph = calloc(h->phnum, sizeof(*h->ph));
+	if (!raw || !mem || !h->ph) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = src_read(s, raw, h->phnum * ent, h->eh.e_phoff);
+	if (!rc)
+		rc = xlate(mem, raw, h->phnum * ent, ELF_T_PHDR, elf64, enc);
+	for (size_t i = 0; !rc && i < h->phnum; i++) {
+		GElf_Phdr *p = &h->ph[i];
+
+		if (elf64) {
+			memcpy(p, (Elf64_Phdr *)mem + i, sizeof(*p));
+		} else {
+			const Elf32_Phdr *q = (Elf32_Phdr *)mem + i;
+
+			p->p_type = q->p_type;
+			p->p_flags = q->p_flags;
+			p->p_offset = q->p_offset;
+			p->p_vaddr = q->p_vaddr;
+			p->p_paddr = q->p_paddr;
+			p->p_filesz = q->p_filesz;
+			p->p_memsz = q->p_memsz;
+			p->p_align = q->p_align;
+		}
+	}
+out:
+	free(raw);
+	free(mem);
+	if (rc) {
+		free(h->ph);
+		h->ph = NULL;
+	}
+	return rc;
+}
+
 static int judge_segment(const struct elf_src *s, const GElf_Phdr *ph, bool elf64,
 			 struct elf_prop_note *n, struct elf_cet_info *info)
 {
@@ -288,15 +441,15 @@ static int judge_segment(const struct elf_src *s, const GElf_Phdr *ph, bool elf6
 	return 0;
 }
 
-static bool is_df1_pie(const struct elf_src *s, Elf *e, size_t phnum, bool elf64)
+static bool is_df1_pie(const struct elf_src *s, const struct elf_hdrs *h, bool elf64)
 {
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
+	for (size_t i = 0; i < h->phnum; i++) {
+		GElf_Phdr ph = h->ph[i];
 		unsigned char *buf;
 		size_t len, ent = elf64 ? 16 : 8;
 		bool pie = false;
 
-		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_DYNAMIC)
+		if (ph.p_type != PT_DYNAMIC)
 			continue;
 		if (src_read_alloc(s, ph.p_offset, ph.p_filesz, DYNAMIC_READ_MAX,
 				   &buf, &len))
@@ -371,18 +524,16 @@ static int read_sections(const struct elf_src *s, Elf *e, bool elf64,
  * property note), the others are skipped. Static executables only look at
  * PT_GNU_PROPERTY.
  */
-static int read_segments(const struct elf_src *s, Elf *e, size_t phnum, bool elf64,
+static int read_segments(const struct elf_src *s, const struct elf_hdrs *h, bool elf64,
 			 bool is_static, struct elf_cet_info *info)
 {
 	bool decided = false;
 	int rc;
 
-	for (size_t i = phnum; i-- > 0;) {
-		GElf_Phdr ph;
+	for (size_t i = h->phnum; i-- > 0;) {
+		const GElf_Phdr ph = h->ph[i];
 		struct elf_prop_note n;
 
-		if (!gelf_getphdr(e, (int)i, &ph))
-			return ELF_CET_ECORRUPT;
 		if (ph.p_type != PT_GNU_PROPERTY && (ph.p_type != PT_NOTE || is_static))
 			continue;
 		if (decided)
@@ -412,12 +563,10 @@ static int read_segments(const struct elf_src *s, Elf *e, size_t phnum, bool elf
 
 	if (is_static && !info->note.found) {
 		/* A property note the static start-up code never looks at. */
-		for (size_t i = 0; i < phnum; i++) {
-			GElf_Phdr ph;
+		for (size_t i = 0; i < h->phnum; i++) {
+			const GElf_Phdr ph = h->ph[i];
 			struct elf_prop_note n;
 
-			if (!gelf_getphdr(e, (int)i, &ph))
-				return ELF_CET_ECORRUPT;
 			if (ph.p_type != PT_NOTE)
 				continue;
 			rc = judge_segment(s, &ph, elf64, &n, info);
@@ -434,7 +583,7 @@ static int read_segments(const struct elf_src *s, Elf *e, size_t phnum, bool elf
 	return 0;
 }
 
-static int judge_kernel(const struct elf_src *s, Elf *e, size_t phnum, bool elf64,
+static int judge_kernel(const struct elf_src *s, const struct elf_hdrs *h, bool elf64,
 			struct elf_cet_info *info)
 {
 	bool x86_64 = info->machine == EM_X86_64 && elf64;
@@ -444,15 +593,13 @@ static int judge_kernel(const struct elf_src *s, Elf *e, size_t phnum, bool elf6
 		return 0;
 	}
 	info->kernel = x86_64 ? ELF_KERNEL_ALLOWS : ELF_KERNEL_NO_SHSTK;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
+	for (size_t i = 0; i < h->phnum; i++) {
+		const GElf_Phdr ph = h->ph[i];
 		unsigned char *buf;
 		size_t len;
 		uint32_t f1;
 		int rc;
 
-		if (!gelf_getphdr(e, (int)i, &ph))
-			return ELF_CET_ECORRUPT;
 		if (ph.p_type != PT_GNU_PROPERTY)
 			continue;
 		if (ph.p_filesz > KERNEL_NOTE_MAX) {
@@ -478,56 +625,76 @@ static int judge_kernel(const struct elf_src *s, Elf *e, size_t phnum, bool elf6
 	return 0;
 }
 
-static int elf_cet_read(const struct elf_src *s, Elf *e, struct elf_cet_info *info)
+/* ET_REL: the note is a section; libelf walks the section headers. */
+static int read_rel(const struct elf_src *s, bool elf64, struct elf_cet_info *info)
 {
-	GElf_Ehdr eh;
-	size_t phnum = 0;
-	bool elf64, is_static;
+	Elf *e = s->fd >= 0 ? elf_begin(s->fd, ELF_C_READ, NULL) :
+			      elf_memory((char *)s->mem, s->size);
 	int rc;
 
-	if (elf_kind(e) != ELF_K_ELF)
-		return ELF_CET_ENOTELF;
-	if (!gelf_getehdr(e, &eh)) {
-		info->error = "truncated ELF header";
+	if (!e) {
+		info->error = elf_errmsg(-1);
 		return ELF_CET_ECORRUPT;
 	}
-	info->elfclass = eh.e_ident[EI_CLASS];
-	elf64 = info->elfclass == ELFCLASS64;
-	info->machine = eh.e_machine;
-	info->type = eh.e_type;
-	info->x86 = eh.e_ident[EI_DATA] == ELFDATA2LSB &&
-		    (eh.e_machine == EM_X86_64 || eh.e_machine == EM_386);
+	rc = read_sections(s, e, elf64, info);
+	elf_end(e);
+	return rc;
+}
+
+/* Program header tables beyond this are not executables (the kernel
+ * refuses more than 64 KiB of them). */
+#define PHDR_TABLE_MAX	(1U << 20)
+
+static int elf_cet_read(const struct elf_src *s, struct elf_cet_info *info)
+{
+	struct elf_hdrs h = { .phnum = 0 };
+	bool elf64, is_static;
+	unsigned int enc;
+	int rc;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	/* check_ident() vouched for these bytes */
+	elf64 = (s->fd >= 0 ? s->head : s->mem)[EI_CLASS] == ELFCLASS64;
+	enc = (s->fd >= 0 ? s->head : s->mem)[EI_DATA];
+	rc = read_ehdr(s, elf64, enc, &h.eh);
+	if (rc) {
+		info->error = "truncated ELF header";
+		return rc;
+	}
+	info->elfclass = h.eh.e_ident[EI_CLASS];
+	info->machine = h.eh.e_machine;
+	info->type = h.eh.e_type;
+	info->x86 = h.eh.e_ident[EI_DATA] == ELFDATA2LSB &&
+		    (h.eh.e_machine == EM_X86_64 || h.eh.e_machine == EM_386);
 	info->error = "program headers extend past the end of the file";
-	if (elf_getphdrnum(e, &phnum) != 0)
+	rc = real_phnum(s, &h.eh, elf64, enc, &h.phnum);
+	if (rc)
+		return rc;
+	if (h.phnum > PHDR_TABLE_MAX / (elf64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr))) {
+		info->error = "absurdly many program headers";
 		return ELF_CET_ECORRUPT;
-	/* libelf quietly clamps a table that does not fit in the file. */
-	if (eh.e_phnum != PN_XNUM && phnum != eh.e_phnum)
-		return ELF_CET_ECORRUPT;
-	if (phnum && (eh.e_phoff > s->size ||
-		      phnum * (uint64_t)(elf64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) >
-		      s->size - eh.e_phoff))
-		return ELF_CET_ECORRUPT;
-	info->error = "unreadable program header";
+	}
+	rc = read_phdrs(s, elf64, enc, &h);
+	if (rc)
+		return rc;
+	info->error = NULL;
 
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(e, (int)i, &ph))
-			return ELF_CET_ECORRUPT;
-		if (ph.p_type == PT_INTERP)
+	for (size_t i = 0; i < h.phnum; i++) {
+		if (h.ph[i].p_type == PT_INTERP)
 			info->has_interp = true;
-		else if (ph.p_type == PT_GNU_PROPERTY)
+		else if (h.ph[i].p_type == PT_GNU_PROPERTY)
 			info->has_gnu_property = true;
 	}
 
-	switch (eh.e_type) {
+	switch (h.eh.e_type) {
 	case ET_EXEC:
 		info->kind = info->has_interp ? ELF_KIND_EXEC : ELF_KIND_STATIC;
 		break;
 	case ET_DYN:
 		if (info->has_interp)
 			info->kind = ELF_KIND_PIE;
-		else if (is_df1_pie(s, e, phnum, elf64))
+		else if (is_df1_pie(s, &h, elf64))
 			info->kind = ELF_KIND_STATIC_PIE;
 		else
 			info->kind = ELF_KIND_DYN;
@@ -541,25 +708,25 @@ static int elf_cet_read(const struct elf_src *s, Elf *e, struct elf_cet_info *in
 	}
 	is_static = info->kind == ELF_KIND_STATIC || info->kind == ELF_KIND_STATIC_PIE;
 
-	if (!info->x86 && eh.e_ident[EI_DATA] != ELFDATA2LSB) {
-		info->error = NULL;
-		return 0;	/* big endian: no x86 properties to read */
-	}
+	if (!info->x86 && h.eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		goto out;	/* big endian: no x86 properties to read */
 
 	if (info->kind == ELF_KIND_REL)
-		rc = read_sections(s, e, elf64, info);
+		rc = read_rel(s, elf64, info);
 	else
-		rc = read_segments(s, e, phnum, elf64, is_static, info);
+		rc = read_segments(s, &h, elf64, is_static, info);
 	if (rc)
-		return rc;
+		goto out;
 	info->error = NULL;
 
 	info->loader_ok = !info->note.found || info->note.problem == ELF_PROP_OK;
 	if (info->note.found && info->note.problem == ELF_PROP_OK)
 		info->loader_feature_1_and = info->note.loader_feature_1_and;
-	rc = judge_kernel(s, e, phnum, elf64, info);
+	rc = judge_kernel(s, &h, elf64, info);
 	if (rc == 0)
 		info->error = NULL;
+out:
+	free(h.ph);
 	return rc;
 }
 
@@ -590,41 +757,40 @@ static int check_ident(const struct elf_src *s, struct elf_cet_info *info)
 		info->error = "unknown ELF data encoding";
 		return ELF_CET_ECORRUPT;
 	}
-	/* libelf calls a file shorter than its header ELF_K_NONE on an fd
-	 * (but not in memory): say "truncated" the same way for both. */
 	if (s->size < (id[EI_CLASS] == ELFCLASS64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))) {
+		info->error = "truncated ELF header";
+		return ELF_CET_ECORRUPT;
+	}
+	/* elf_cet_read() takes class and encoding from the head or image */
+	if (s->fd >= 0 && s->headlen < EI_NIDENT) {
 		info->error = "truncated ELF header";
 		return ELF_CET_ECORRUPT;
 	}
 	return 0;
 }
 
-static int elf_cet_read_src(const struct elf_src *s, Elf *e, struct elf_cet_info *out)
-{
-	int rc;
-
-	if (!e) {
-		out->error = elf_errmsg(-1);
-		return ELF_CET_ECORRUPT;
-	}
-	rc = elf_cet_read(s, e, out);
-	elf_end(e);
-	return rc;
-}
-
 int elf_cet_read_fd(int fd, off_t size, struct elf_cet_info *out)
 {
 	struct elf_src s = { .fd = fd, .size = size < 0 ? 0 : (uint64_t)size };
+	size_t want = s.size < HEAD_SIZE ? (size_t)s.size : HEAD_SIZE;
+	ssize_t r;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	while (s.headlen < want) {
+		r = pread(fd, s.head + s.headlen, want - s.headlen, (off_t)s.headlen);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;	/* shrank: reads past here fail as truncated */
+		s.headlen += (size_t)r;
+	}
 	rc = check_ident(&s, out);
 	if (rc)
 		return rc;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOSYS;
-	/* ELF_C_READ: libelf reads headers on demand with pread, not the file. */
-	return elf_cet_read_src(&s, elf_begin(fd, ELF_C_READ, NULL), out);
+	return elf_cet_read(&s, out);
 }
 
 int elf_cet_read_mem(const void *image, size_t size, struct elf_cet_info *out)
@@ -636,9 +802,7 @@ int elf_cet_read_mem(const void *image, size_t size, struct elf_cet_info *out)
 	rc = check_ident(&s, out);
 	if (rc)
 		return rc;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOSYS;
-	return elf_cet_read_src(&s, elf_memory((char *)image, size), out);
+	return elf_cet_read(&s, out);
 }
 
 /* ---- texts ------------------------------------------------------------ */
