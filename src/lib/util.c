@@ -85,13 +85,35 @@ long cet_read_file_at(int dirfd, const char *path, size_t max, char **out)
 	return (long)len;
 }
 
+/* The root stays open for the next process: audit opens one per pid. */
+static int root_fd(const char *root)
+{
+	static char cached[PATH_MAX];
+	static int fd = -1;
+
+	if (!root || !*root)
+		root = "/proc";
+	if (fd >= 0 && strcmp(cached, root) == 0)
+		return fd;
+	if (strlen(root) >= sizeof(cached))
+		return -ENAMETOOLONG;
+	if (fd >= 0)
+		close(fd);
+	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	strcpy(cached, root);
+	return fd;
+}
+
 int cet_proc_pid_open(const char *root, pid_t pid)
 {
-	char path[PATH_MAX];
-	int fd, rc = cet_proc_path(path, sizeof(path), root, "%d", (int)pid);
+	char name[16];
+	int rfd = root_fd(root), fd;
 
-	if (rc)
-		return rc;
-	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return rfd;
+	snprintf(name, sizeof(name), "%d", (int)pid);
+	fd = openat(rfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
