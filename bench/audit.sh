@@ -11,14 +11,14 @@
 # NPROC (default 3000) idle processes are started for the run (fork only,
 # tests/host/hostile/spawn.c) and stopped afterwards. Prints wall and CPU
 # time per run, per process, and audit's time over cat's.
-# Environment: CETCTL (default build/cetctl), BENCH_RUNS (5).
+# Environment: CETCTL (default build/cetctl), BENCH_RUNS (10).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/bench/lib.sh"
 CETCTL=${CETCTL:-$top/build/cetctl}
 nproc=${1:-3000}
-runs=${BENCH_RUNS:-5}
+runs=${BENCH_RUNS:-10}
 [ -x "$CETCTL" ] || { echo "bench/audit: no cetctl at $CETCTL (build first)" >&2; exit 1; }
 tmp=$(mktemp -d)
 hold=
