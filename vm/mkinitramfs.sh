@@ -10,8 +10,7 @@
 # their shared libraries and loader (found with ldd), vm/guest-init as /init, and
 #   /usr/bin/cetctl                         (if built)
 #   /usr/lib/cetctl/libcetctl-preload.so    (if built)
-#   /usr/libexec/cetctl/helpers/*           (build/tests/guest-helpers/*, on PATH in the guest;
-#                                            shstk_stress/avx_check compiled here if missing)
+#   /usr/libexec/cetctl/helpers/*           (build/tests/guest-helpers/*, on PATH in the guest)
 #   /tests/*.bats, /tests/lib/              (tests/guest/)
 #   /usr/bin/cetctl-expect                  (vm/guest-expect: declare expected kernel lines)
 # Reproducible: files sorted, mtimes fixed to 0, owner root, gzip -n.
@@ -139,18 +138,6 @@ if [[ -d $BUILD/tests/guest-helpers ]]; then
     [[ -x $h ]] && put_libs "$h"
   done
 fi
-
-# The Bochs-tier stress helpers (tests/guest/helpers/{shstk_stress,avx_check}.c): built
-# here when the CMake build did not produce them (same flags as tests/guest/helpers).
-mkdir -p "$ST/usr/libexec/cetctl/helpers"
-for h in shstk_stress avx_check; do
-  [[ -e $ST/usr/libexec/cetctl/helpers/$h || ! -f $REPO/tests/guest/helpers/$h.c ]] && continue
-  command -v gcc >/dev/null || { say "note: no gcc, $h not built"; continue; }
-  timeout 120 gcc -std=gnu11 -O2 -Wall -Wextra -Werror -fcf-protection=none -fno-stack-protector \
-    -static -pthread -o "$ST/usr/libexec/cetctl/helpers/$h" "$REPO/tests/guest/helpers/$h.c" ||
-    die "building helper $h failed"
-  say "built helper $h (not in $BUILD/tests/guest-helpers)"
-done
 
 # the suites
 nb=0

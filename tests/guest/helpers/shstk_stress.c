@@ -18,12 +18,13 @@
  *
  * Output: "[FAIL] ..." per failed check (first 40), one "[STRESS] ..." summary line.
  * Exit: 0 all checks passed, 1 some failed, 77 shadow stack cannot be enabled (skip).
- * Build: static, -fcf-protection=none (tests/guest/helpers/CMakeLists.txt or
- * vm/mkinitramfs.sh's fallback). The enabling arch_prctl is an inline syscall and main()
+ * Build: static, -fcf-protection=none (tests/guest/helpers/CMakeLists.txt). The enabling arch_prctl is an inline syscall and main()
  * disables the shadow stack before it returns: the frames that existed before ENABLE
  * have no entries on the new shadow stack, so returning through them would raise #CP.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
