@@ -39,6 +39,11 @@ setup_file() {
 		# dropping caches is for the guest's kernel only, never the host's
 		if in_guest; then echo "memfree=$(memfree_settled)"; fi
 	} >"$STRESS_STATE"
+	# the whole picture, for the message when memory does not come back
+	if in_guest; then
+		cp /proc/meminfo "$BATS_FILE_TMPDIR/meminfo.before"
+		ps -eo pid=,rss=,comm= >"$BATS_FILE_TMPDIR/ps.before" 2>/dev/null || true
+	fi
 }
 
 # state KEY: a number recorded by setup_file; fails when there is none
@@ -115,16 +120,35 @@ churn() {
 
 # The slack covers what the churn leaves cached, not leaked: slab pages of
 # task, pid and VMA caches and per-CPU page lists (measured 8.5 MiB in the
-# QEMU guest after the suite, which failed an 8 MiB slack once).
+# QEMU guest after the suite, which failed an 8 MiB slack once). Settled
+# numbers also wander: rounds of the mixed churn in one boot left
+# MemFree+Shmem between 25 MiB under and 14 MiB over its start, with no
+# trend (mainline 6.12: 18 under to 2 over), and one CI run measured 39 MiB
+# under once. So the check settles up to five times: a leak does not come
+# back, memory on its way back does.
 @test "stress: MemFree back to its level before the suite (32 MiB slack)" {
 	require_kernel_support
 	in_guest || skip "on the host other processes move MemFree"
-	local before after
+	local before after try
 	before=$(state memfree) || return 1
-	after=$(memfree_settled)
-	echo "# MemFree+Shmem: $before KiB before, $after KiB after" >&3
-	[[ $after -ge $((before - 32768)) ]] ||
-		fail "MemFree+Shmem: $before KiB before the suite, $after KiB after ($(( (before - after) / 1024 )) MiB gone; $(grep -E '^(Slab|SUnreclaim|PageTables|KernelStack):' /proc/meminfo | tr -s ' ' | tr '\n' ' '))"
+	# A leak stays; memory on its way back (tasks still being reaped, RCU
+	# and per-CPU lists) does not: settle up to five times before judging.
+	for try in 1 2 3 4 5; do
+		after=$(memfree_settled)
+		[[ $after -ge $((before - 32768)) ]] && break
+	done
+	echo "# MemFree+Shmem: $before KiB before, $after KiB after (settled $try time(s))" >&3
+	if [[ $after -lt $((before - 32768)) ]]; then
+		# what moved by more than 1 MiB, and the processes that were not there before
+		echo "# meminfo fields that moved (KiB, before -> after):"
+		awk 'NR == FNR { b[$1] = $2; next } ($1 in b) && ($2 - b[$1] > 1024 || b[$1] - $2 > 1024) {
+			printf "#   %s %d -> %d\n", $1, b[$1], $2 }' "$BATS_FILE_TMPDIR/meminfo.before" /proc/meminfo
+		echo "# processes now that were not there before (pid rss comm):"
+		ps -eo pid=,rss=,comm= 2>/dev/null |
+			awk 'NR == FNR { seen[$1] = 1; next } !($1 in seen) { print "#   " $0 }' \
+				"$BATS_FILE_TMPDIR/ps.before" - | head -n 20
+		fail "MemFree+Shmem: $before KiB before the suite, $after KiB after ($(( (before - after) / 1024 )) MiB gone)"
+	fi
 }
 
 @test "stress: no WARN, BUG, oops or control-protection line in the kernel log since the suite began" {
