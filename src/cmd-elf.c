@@ -421,8 +421,13 @@ struct dir_level {
 static int walk(struct elf_ctl *ctl, int dfd, const char *path,
 		struct dir_level *stack, int depth);
 
+/*
+ * @type: the entry's d_type. The kind the directory reports is enough to
+ * decide (a regular file is fstat'ed again once open, so one swapped in
+ * meanwhile is refused); only DT_UNKNOWN costs an fstatat first.
+ */
 static int walk_entry(struct elf_ctl *ctl, int dirfd, const char *dirpath, const char *name,
-		      struct dir_level *stack, int depth)
+		      unsigned char type, struct dir_level *stack, int depth)
 {
 	char *path;
 	struct stat st;
@@ -431,13 +436,16 @@ static int walk_entry(struct elf_ctl *ctl, int dirfd, const char *dirpath, const
 	if (asprintf(&path, "%s%s%s", dirpath,
 		     dirpath[strlen(dirpath) - 1] == '/' ? "" : "/", name) < 0)
 		err(CETCTL_EXIT_FAILURE, "out of memory");
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		warn("elf: %s", path);
-		ctl->sum.errors++;
-		free(path);
-		return -1;
+	if (type == DT_UNKNOWN) {
+		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			warn("elf: %s", path);
+			ctl->sum.errors++;
+			free(path);
+			return -1;
+		}
+		type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
 	}
-	if (S_ISDIR(st.st_mode)) {
+	if (type == DT_DIR) {
 		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0) {
 			warn("elf: %s", path);
@@ -446,7 +454,7 @@ static int walk_entry(struct elf_ctl *ctl, int dirfd, const char *dirpath, const
 		} else {
 			rc = walk(ctl, fd, path, stack, depth + 1);	/* closes fd */
 		}
-	} else if (S_ISREG(st.st_mode)) {
+	} else if (type == DT_REG) {
 		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 		if (fd < 0) {
 			warn("elf: %s", path);
@@ -462,9 +470,14 @@ static int walk_entry(struct elf_ctl *ctl, int dirfd, const char *dirpath, const
 	return rc;
 }
 
+struct dir_entry {
+	char *name;
+	unsigned char type;	/* d_type */
+};
+
 static int cmp_names(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct dir_entry *)a)->name, ((const struct dir_entry *)b)->name);
 }
 
 /* Walk the directory open on @dfd (closed here), in name order. */
@@ -474,7 +487,7 @@ static int walk(struct elf_ctl *ctl, int dfd, const char *path,
 	struct stat st;
 	DIR *d;
 	struct dirent *de;
-	char **names = NULL;
+	struct dir_entry *names = NULL;
 	size_t n = 0, cap = 0;
 	int rc = 0;
 
@@ -513,14 +526,15 @@ static int walk(struct elf_ctl *ctl, int dfd, const char *path,
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		if (n == cap) {
-			char **nn = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof(*nn));
+			struct dir_entry *nn = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof(*nn));
 
 			if (!nn)
 				err(CETCTL_EXIT_FAILURE, "out of memory");
 			names = nn;
 		}
-		names[n] = strdup(de->d_name);
-		if (!names[n])
+		names[n].name = strdup(de->d_name);
+		names[n].type = de->d_type;
+		if (!names[n].name)
 			err(CETCTL_EXIT_FAILURE, "out of memory");
 		n++;
 	}
@@ -532,9 +546,9 @@ static int walk(struct elf_ctl *ctl, int dfd, const char *path,
 	if (n)
 		qsort(names, n, sizeof(*names), cmp_names);
 	for (size_t i = 0; i < n; i++) {
-		if (walk_entry(ctl, dirfd(d), path, names[i], stack, depth) < 0)
+		if (walk_entry(ctl, dirfd(d), path, names[i].name, names[i].type, stack, depth) < 0)
 			rc = -1;
-		free(names[i]);
+		free(names[i].name);
 	}
 	free(names);
 	closedir(d);
