@@ -19,9 +19,7 @@ setup() {
 }
 
 teardown() {
-	local p
-	for p in "${bg[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${bg[@]}"; do wait "$p" 2>/dev/null || true; done
+	stop_bg
 }
 
 # The test needs `cetctl run` (written in parallel); skip, saying why, when it is not there.

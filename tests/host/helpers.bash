@@ -21,6 +21,16 @@ require_cetctl() {
 	[ -x "$CETCTL" ] || skip "cetctl not built at $CETCTL (cmake --build build)"
 }
 
+# For teardown: kill the processes a test started in the background (pids in
+# the array bg) and reap them, then remove the test's TMP directory.
+cleanup_test() {
+	local p
+	for p in "${bg[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${bg[@]}"; do wait "$p" 2>/dev/null || true; done
+	# a killed writer's last child may still be finishing a write
+	[ -z "${TMP:-}" ] || rm -rf "$TMP" 2>/dev/null || { sleep 1; rm -rf "$TMP"; }
+}
+
 # Build the ELF fixtures once per run (a stamp makes it a no-op when current).
 # Call from setup_file; fails the file loudly when the build fails.
 build_fixtures() {

@@ -22,13 +22,7 @@ setup() {
 }
 
 teardown() {
-	local p
-	for p in "${bg[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	# a killed writer's last child may still be finishing a write
-	[ -z "${TMP:-}" ] || rm -rf "$TMP" 2>/dev/null || { sleep 1; rm -rf "$TMP"; }
+	cleanup_test
 }
 
 # celf ARGS...: cetctl elf under a 10 s timeout, via `run`

@@ -31,14 +31,7 @@ setup() {
 }
 
 teardown() {
-	local p
-	for p in "${bg[@]}"; do
-		kill "$p" 2>/dev/null || true
-	done
-	for p in "${bg[@]}"; do
-		wait "$p" 2>/dev/null || true
-	done
-	[ -z "${TMP:-}" ] || rm -rf "$TMP" 2>/dev/null || { sleep 1; rm -rf "$TMP"; }
+	cleanup_test
 }
 
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)

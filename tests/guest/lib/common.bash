@@ -30,6 +30,14 @@ fail() {
 	return 1
 }
 
+# For teardown: kill the processes a test started in the background (pids in
+# the array bg) and reap them.
+stop_bg() {
+	local p
+	for p in "${bg[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${bg[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+
 have_kernel_support() { grep -q '^x86_Thread_features:' /proc/self/status; }
 have_shstk_hw() { grep -qw user_shstk /proc/cpuinfo; }
 
