@@ -62,3 +62,14 @@ report() {
 		fi
 	fi
 }
+
+@test "elf: a static program whose property note cannot be parsed runs, as unmarked" {
+	require_kernel_support
+	# shstk_elf_badnote = shstk_elf_marked with FEATURE_1_AND's pr_datasz 5: the
+	# series once failed such an exec with ENOEXEC (mainline x86 never parses it)
+	report shstk_elf_badnote
+	local want=EOPNOTSUPP
+	have_shstk_hw && want=0
+	[[ $(field enable "$report") == "$want" ]] || fail "ENABLE: expected $want (unmarked, whatever the policy)"
+	[[ $(field map "$report") == "$want" ]] || fail "map_shadow_stack: expected $want"
+}
