@@ -77,7 +77,8 @@ What it does
   vvar protections); VM_SHADOW_STACK (bit 37, VM_UFFD_MINOR moved to 38,
   'ss' in smaps); shadow stack entries for shadow stack VMAs in
   maybe_mkwrite() and the direct pte_mkwrite() callers (fault, NUMA,
-  mprotect, migrate, userfaultfd); a warning when a shadow stack entry is
+  mprotect, migrate, userfaultfd); userfaultfd registration on a shadow
+  stack refused (EINVAL); a warning when a shadow stack entry is
   zapped from another VMA; shadow stack page fault checks (error code bit
   6); a one page guard gap below shadow stacks; shadow stacks accounted as
   stack; no write GUP to shadow stacks without FOLL_FORCE; do_mmap() takes
@@ -91,8 +92,10 @@ What it does
 - Shadow stack allocated at enable (RLIMIT_STACK, at most 4 GB, above
   4 GB), per thread for clone(CLONE_VM) (freed on exit, exec and failed
   clone), shared by vfork children; reset on exec.
-- Signals: token (old SSP | bit 63) and the restorer address pushed,
-  checked and restored by rt_sigreturn().
+- Signals: token (old SSP | bit 63) and the restorer address pushed after
+  the rest of the frame is written, checked and restored by rt_sigreturn(),
+  which reads the token through GUP under mmap_lock (no fault with the lock
+  held).
 - WRSS enable/disable.
 - map_shadow_stack() = system call 453 on x86-64 (451 and 452 left
   unused), SHADOW_STACK_SET_TOKEN (1 << 0); errors as mainline: EINVAL
@@ -101,7 +104,8 @@ What it does
   EOVERFLOW, EOPNOTSUPP without support.
 - /proc/PID/status: "x86_Thread_features:" and
   "x86_Thread_features_locked:" with space separated names (shstk wrss).
-- ptrace: regset NT_X86_SHSTK (0x204) with the SSP.
+- ptrace: regset NT_X86_SHSTK (0x204) with the SSP, after the 32-bit and
+  64-bit regset enums are split (no holes in x86_64_regsets[]).
 - Legacy ELF policy (the seed RFC, rewritten): executables marked SHSTK or
   IBT in GNU_PROPERTY_X86_FEATURE_1_AND get EINVAL from the shadow stack
   interface (except ARCH_SHSTK_STATUS); default from
@@ -129,8 +133,8 @@ Deviations from the seed patches, and why
   0 then, so every writable VMA matched).
 - The #CP, xstate, signal, thread and ptrace parts did not exist in the
   seeds and are written for 6.1 (fpu_clone() takes the new SSP, thread
-  shadow stacks are freed in deactivate_mm(), the regset sits in 6.1's
-  single x86 regset enum).
+  shadow stacks are freed in deactivate_mm(), the 64-bit regsets get their
+  own enum first, as in mainline).
 - user_shstk is not advertised when CET_U is not among the enabled XSAVE
   supervisor features: the XSAVE setup clears X86_FEATURE_SHSTK and,
   through the CPUID dependency table, X86_FEATURE_USER_SHSTK. (On 6.1 the
@@ -143,13 +147,25 @@ Deviations from the seed patches, and why
   interpreter, and changed the calling task's state before the point of
   no return. Here the executable's own property is parsed into a separate
   state and applied through a new hook, arch_elf_exec_properties(), after
-  begin_new_exec(); a malformed note of a dynamically linked executable
-  counts as unmarked instead of failing the exec. The Kconfig option does
+  begin_new_exec(); a malformed note never fails the exec (x86 never
+  parsed PT_GNU_PROPERTY before), it counts as unmarked. The Kconfig option does
   not depend on EXPERT, and the boot parameter shstk_legacy_elf= makes
   both behaviours testable with one kernel. ARCH_SHSTK_STATUS stays
   available to blocked tasks, so that they can see their state.
 - The signal token check also refuses a token read from outside shadow
   stack memory when the SSP is at a page boundary.
+
+Review against mainline 6.12.y
+------------------------------
+Every shadow-stack change mainline and its stable trees made up to
+6.12.y (Debian's linux-source-6.12), and the 6.1-only hazards the series
+depends on, are listed with a decision (carried, not applicable, or
+deliberately different, and why) in kernel-series/PARITY.md. Fixed in
+the patches that introduced them: the regset hole that let PTRACE_GETREGSET
+with note type 0 divide by zero (new patch 31 splits the enums), userfaultfd
+on shadow stacks (patch 14), the mmap_lock deadlock in rt_sigreturn and SSP
+moved before the frame was written (patch 25), the guard gap at placement
+(patch 23), the change_huge_pmd() BUG_ON() (patch 13).
 
 Not included
 ------------
