@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run every test tier of cetctl, from a fresh Debian 12 machine:
 #
-#   bash tests/run-all.sh            all tiers: host, asan, fuzz, qemu, bochs
+#   bash tests/run-all.sh            all tiers: host, asan, fuzz, qemu, kselftest, bochs
 #   bash tests/run-all.sh host       only the host tier (no kernel build)
 #   bash tests/run-all.sh host qemu  any subset, in that order
 #
@@ -9,6 +9,9 @@
 #        asan   the same under ASan+UBSan (build-asan/)
 #        fuzz   a bounded libFuzzer run of the parsers (clang, build-fuzz/)
 #        qemu   our kernel in QEMU: the guest suites, hardware cases skip
+#        kselftest  the 6.1 tree's x86 and vm selftests in QEMU on unpatched 6.1
+#               and on our kernel (same config); a test that passes on 6.1 and
+#               fails on ours is a failure
 #        bochs  our kernel in Bochs with emulated CET: every guest suite runs
 #
 # It installs the Debian packages it needs (vm/install-deps.sh), builds
@@ -23,11 +26,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 
 tiers=("$@")
-[ ${#tiers[@]} -gt 0 ] || tiers=(host asan fuzz qemu bochs)
+[ ${#tiers[@]} -gt 0 ] || tiers=(host asan fuzz qemu kselftest bochs)
 for t in "${tiers[@]}"; do
 	case "$t" in
-	host|asan|qemu|bochs|fuzz) ;;
-	*) echo "run-all: unknown tier '$t' (host, asan, qemu, bochs, fuzz)" >&2; exit 1 ;;
+	host|asan|qemu|kselftest|bochs|fuzz) ;;
+	*) echo "run-all: unknown tier '$t' (host, asan, fuzz, qemu, kselftest, bochs)" >&2; exit 1 ;;
 	esac
 done
 
@@ -153,6 +156,11 @@ prepare_guest() {
 		return 1
 	fi
 	kernel=$(printf '%s\n' "$out" | tail -n1)
+	log "Building mainline's shadow-stack selftest (linux-source-6.12)"
+	if ! bash vm/mainline-selftest.sh "$build" >/dev/null; then
+		broken+=("mainline selftest build failed")
+		return 1
+	fi
 	log "Building the guest initramfs"
 	if ! out=$(bash vm/mkinitramfs.sh "$build"); then
 		broken+=("initramfs build failed")
@@ -180,6 +188,47 @@ run_guest() {
 	add_counts "$tier" "$p" "$f" "$s"
 }
 
+# The kernel's own selftests on unpatched 6.1 and on ours: two QEMU boots of one
+# image (vm/kselftests.sh, mkinitramfs --kselftest), compared by vm/kselftest-compare.py.
+run_kselftest() {
+	local base ksft kinitrd out p f s rc tmo=${CETCTL_KSELFTEST_TIMEOUT:-2400}
+	local blog=$artifacts/kselftest-base-console.log olog=$artifacts/kselftest-ours-console.log
+	log "kselftest tier: building unpatched linux-source-6.1 (same config)"
+	if ! out=$(bash vm/build-kernel.sh --base); then
+		broken+=("kselftest: baseline kernel build failed")
+		return
+	fi
+	base=$(printf '%s\n' "$out" | tail -n1)
+	if ! ksft=$(bash vm/kselftests.sh "$build" | tail -n1) ||
+	   ! kinitrd=$(bash vm/mkinitramfs.sh --kselftest "$ksft" "$build" | tail -n1); then
+		broken+=("kselftest: building the selftests or their image failed")
+		return
+	fi
+	local -a common=(--suites kselftest --append "cetctl.kselftest=1 numa=fake=2"
+		--timeout "$tmo" --append "cetctl.timeout=$tmo")
+	log "kselftest tier: unpatched 6.1"
+	bash vm/run-qemu.sh "$base" "$kinitrd" --log "$blog" --tier kselftest-base --no-parse "${common[@]}" \
+		>"$artifacts/kselftest-base.out" 2>&1 || broken+=("kselftest: the unpatched 6.1 boot did not finish (see $blog)")
+	log "kselftest tier: our kernel"
+	# the usual verdict on our boot: an unexpected WARN/BUG/oops fails it
+	bash vm/run-qemu.sh "$kernel" "$kinitrd" --log "$olog" --tier kselftest "${common[@]}" \
+		>"$artifacts/kselftest-ours.out" 2>&1
+	rc=$?
+	out=$(python3 vm/kselftest-compare.py "$blog" "$olog")
+	printf '%s\n' "$out" | tee "$artifacts/kselftest-compare.txt"
+	read -r p f s < <(printf '%s\n' "$out" | tail -n1 |
+		sed -n 's/.*: *\([0-9]\+\) passed, \([0-9]\+\) failed, \([0-9]\+\) skipped.*/\1 \2 \3/p')
+	if [ -z "${p:-}" ]; then
+		broken+=("kselftest: no comparison (see $artifacts/kselftest-compare.txt)")
+		return
+	fi
+	if [ "$rc" -ne 0 ]; then
+		tail -n 15 "$artifacts/kselftest-ours.out"
+		broken+=("kselftest: our boot's log check failed (see $olog)")
+	fi
+	add_counts kselftest "$p" "$f" "$s"
+}
+
 for t in "${tiers[@]}"; do
 	case "$t" in
 	host) run_host ;;
@@ -187,6 +236,8 @@ for t in "${tiers[@]}"; do
 	fuzz) run_fuzz ;;
 	qemu)
 		prepare_guest && run_guest qemu vm/run-qemu.sh "$kernel" ;;
+	kselftest)
+		prepare_guest && run_kselftest ;;
 	bochs)
 		if prepare_guest; then
 			log "Building the Bochs variant of the kernel (vm/bochs workaround)"

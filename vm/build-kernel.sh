@@ -5,6 +5,9 @@
 #   vm/build-kernel.sh --bochs   the same tree + vm/bochs/cet-bochs27-quirks.patch (test-only
 #                                Bochs 2.7 workarounds, boot-parameter gated), built
 #                                incrementally after the QEMU kernel; output bzImage-bochs
+#   vm/build-kernel.sh --base    unpatched linux-source-6.1 with the same config fragment
+#                                (its own tree, ktree/<pkgver>-base): the baseline of the
+#                                kernel selftest comparison (tests/run-all.sh kselftest)
 #   vm/build-kernel.sh --ref [--bochs]   reference kernel, NOT in CI: Debian's
 #                                linux-source-6.12 (mainline shadow stacks, no series) with
 #                                the same config fragment (and the same Bochs patch), so the
@@ -28,13 +31,14 @@ set -euo pipefail
 die() { echo "build-kernel: ERROR: $*" >&2; exit 1; }
 say() { echo "build-kernel: $*" >&2; }
 
-variant=qemu ref=0
+variant=qemu ref=0 base=0
 for a in "$@"; do
   case $a in
     --bochs) variant=bochs ;;
     --ref) ref=1 ;;
+    --base) base=1 ;;
     -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
-    *) die "unknown argument '$a' (usage: vm/build-kernel.sh [--ref] [--bochs])" ;;
+    *) die "unknown argument '$a' (usage: vm/build-kernel.sh [--ref|--base] [--bochs])" ;;
   esac
 done
 
@@ -65,8 +69,12 @@ say "found $SRCPKG package version $pkgver ($TARBALL)"
 [[ -f $FRAG ]] || die "config fragment $FRAG missing"
 
 # Patches listed in kernel-series/series (quilt style: one file name per line, # comments).
+((ref && base)) && die "--ref and --base exclude each other"
+[[ $variant == bochs ]] && ((base)) && die "--base has no Bochs variant"
 patches=()
-if ((ref)); then
+if ((base)); then
+  say "baseline build: kernel-series/ is NOT applied (unpatched $SRCPKG)"
+elif ((ref)); then
   say "reference build: kernel-series/ is NOT applied (mainline shadow stacks of $SRCPKG)"
 elif [[ -f $SERIES_DIR/series ]]; then
   while IFS= read -r l; do
@@ -77,20 +85,18 @@ elif [[ -f $SERIES_DIR/series ]]; then
   done < "$SERIES_DIR/series"
 fi
 
-# hash of a set of files: names + contents, order-independent of the filesystem
-hash_files() { # dir...
-  local d
-  for d in "$@"; do
-    [[ -d $d ]] || continue
-    (cd "$d" && find . -type f ! -name '*~' -print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
-  done | sha256sum | cut -c1-16
-}
-series_hash=$(hash_files "$SERIES_DIR")
+# only what git am applies counts (the series file and the patches it lists), so
+# documentation next to the patches (PARITY.md) does not invalidate the cache
+series_hash=$( { cat "$SERIES_DIR/series" 2>/dev/null
+                 for p in "${patches[@]}"; do sha256sum < "$SERIES_DIR/$p"; done; } |
+               sha256sum | cut -c1-16)
 ((ref)) && series_hash=none
+((base)) && series_hash=base
 RECIPE=2   # bump when this script changes how a kernel is built (invalidates the cache)
 key=$( { echo "recipe $RECIPE"; echo "$pkgver"; echo "$series_hash"; sha256sum < "$FRAG"; } | sha256sum | cut -c1-16)
 outdir=$CACHE/kernel/$key
 ((ref)) && outdir=$CACHE/kernel/ref-$key
+((base)) && outdir=$CACHE/kernel/base-$key
 if [[ $variant == bochs ]]; then
   [[ -f $BOCHS_PATCH ]] || die "$BOCHS_PATCH missing"
   bkey=$(sha256sum < "$BOCHS_PATCH" | cut -c1-16)   # only the patch affects the kernel
@@ -109,6 +115,7 @@ fi
 
 mkdir -p "$CACHE/ktree" "$outdir"
 tree_root=$CACHE/ktree/$pkgver
+((base)) && tree_root=$CACHE/ktree/$pkgver-base
 tree=$tree_root/linux
 log=$outdir/build.log
 : > "$log"

@@ -12,9 +12,13 @@ PKGS=(
   build-essential cmake pkg-config git libbsd-dev libsmartcols-dev libelf-dev elfutils
   # kernel build
   ccache flex bison bc libssl-dev cpio xz-utils lz4 kmod dwarves linux-source-6.1
+  # mainline's shadow-stack selftest (vm/mainline-selftest.sh) and the reference kernel
+  linux-source-6.12
+  # the 6.1 tree's x86 and vm selftests (vm/kselftests.sh): 32-bit and static builds
+  gcc-multilib libnuma-dev libcap-dev
   # guest image contents / tooling
   bats busybox-static bash coreutils grep sed gawk findutils util-linux procps dash perl-base
-  gzip python3 jq
+  gzip python3 jq strace
   # cetctl run/map: start-up benchmark (bench/run-startup.sh), file-capability test (setcap)
   hyperfine libcap2-bin
   # issue 7: libFuzzer targets (tests/fuzz), scanelf for bench/elf.sh

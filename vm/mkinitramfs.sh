@@ -1,5 +1,5 @@
 #!/bin/bash
-# vm/mkinitramfs.sh [BUILD_DIR] — build the guest initramfs (gzip'd newc cpio).
+# vm/mkinitramfs.sh [--kselftest DIR] [BUILD_DIR] — build the guest initramfs (gzip'd newc cpio).
 #
 #   BUILD_DIR  the cetctl CMake build dir (default: <repo>/build). Whatever exists is
 #              copied: cetctl, libcetctl-preload.so, tests/guest-helpers/*.
@@ -13,6 +13,8 @@
 #   /usr/libexec/cetctl/helpers/*           (build/tests/guest-helpers/*, on PATH in the guest)
 #   /tests/*.bats, /tests/lib/              (tests/guest/)
 #   /usr/bin/cetctl-expect                  (vm/guest-expect: declare expected kernel lines)
+# With --kselftest DIR (vm/kselftests.sh's output): DIR as /opt/kselftest, and
+# vm/guest-kselftest.sh as /usr/libexec/cetctl/kselftest.sh.
 # Reproducible: files sorted, mtimes fixed to 0, owner root, gzip -n.
 # Cached by content in ${CETCTL_CACHE:-/root/.cache/cetctl}/initramfs/<sha>.cpio.gz
 # ("cached" when the same content was built before).
@@ -22,9 +24,14 @@ die() { echo "mkinitramfs: ERROR: $*" >&2; exit 1; }
 say() { echo "mkinitramfs: $*" >&2; }
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-case "${1:-}" in -h|--help) sed -n '2,18p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h|--help) sed -n '2,20p' "$0"; exit 0 ;; esac
+KSFT=
+if [[ ${1:-} == --kselftest ]]; then
+  [[ $# -ge 2 && -d $2 ]] || die "--kselftest needs the directory vm/kselftests.sh built"
+  KSFT=$(realpath "$2"); shift 2
+fi
 BUILD=${1:-$REPO/build}
-[[ $# -le 1 ]] || die "usage: vm/mkinitramfs.sh [BUILD_DIR]"
+[[ $# -le 1 ]] || die "usage: vm/mkinitramfs.sh [--kselftest DIR] [BUILD_DIR]"
 CACHE=${CETCTL_CACHE:-/root/.cache/cetctl}
 OUTDIR=$CACHE/initramfs
 mkdir -p "$OUTDIR"
@@ -80,7 +87,7 @@ while read -r f; do
 done < <(dpkg -L coreutils findutils grep sed procps 2>/dev/null | sort -u)
 for b in gawk mawk awk perl mount umount dmesg setsid flock taskset nsenter unshare \
          findmnt lsblk getopt kill mountpoint prlimit script timeout gzip cpio env xargs \
-         strace readelf; do
+         strace readelf setpriv; do
   [[ -f $ST/usr/bin/$b && ! -L $ST/usr/bin/$b ]] && continue   # already copied
   rm -f "$ST/usr/bin/$b"; put_bin "$b"
   [[ -e $ST/usr/bin/$b ]] || { [[ -n $(/bin/busybox --list | grep -x "$b") ]] && ln -sf busybox "$ST/usr/bin/$b"; } || true
@@ -137,6 +144,14 @@ if [[ -d $BUILD/tests/guest-helpers ]]; then
     cp -L "$h" "$ST/usr/libexec/cetctl/helpers/"
     [[ -x $h ]] && put_libs "$h"
   done
+fi
+
+if [[ -n $KSFT ]]; then
+  say "copying the kernel selftests from $KSFT"
+  mkdir -p "$ST/opt/kselftest"
+  cp -a "$KSFT/." "$ST/opt/kselftest/"
+  rm -f "$ST/opt/kselftest/build.log" "$ST/opt/kselftest/.built"
+  install -m 0755 "$REPO/vm/guest-kselftest.sh" "$ST/usr/libexec/cetctl/kselftest.sh"
 fi
 
 # the suites
