@@ -35,3 +35,8 @@ setup_file() {
 	require_shstk
 	run_helper shstk_hazard thp-mprotect
 }
+
+@test "hazard: mlock/mlockall do not fault in a shadow stack (mlock: ENOMEM, as mainline)" {
+	require_shstk
+	run_helper shstk_hazard mlock
+}

@@ -17,6 +17,8 @@
  *                                right above another mapping (its guard gap)
  *   shstk_hazard thp-mprotect    mprotect() of a shadow-stack huge page (it hit a
  *                                BUG_ON in change_huge_pmd())
+ *   shstk_hazard mlock           mlock() of a shadow stack: ENOMEM, nothing faulted in
+ *                                (forced populate faulted in whole shadow stacks)
  *
  * Every case but regset needs shadow-stack hardware (the Bochs tier).
  */
@@ -538,11 +540,67 @@ __attribute__((noreturn)) static void case_thp_mprotect(void)
 	finish();
 }
 
+/* ---------------------------------------------------------------- mlock */
+
+static long vma_rss_kb(unsigned long addr)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false;
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			in = addr >= s && addr < e;
+			continue;
+		}
+		if (in && sscanf(line, "Rss: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+#define MLOCK_SS_SIZE (64UL << 20)
+
+__attribute__((noreturn)) static void case_mlock(void)
+{
+	long ss, r, kb;
+
+	require_hw();
+	ss = map_shadow_stack(0, MLOCK_SS_SIZE, 0);
+	if (!check(ss > 0, "map_shadow_stack 64 MiB -> %s", ss > 0 ? "mapped" : errname(-ss)))
+		finish();
+	/*
+	 * mlock() populates with a write fault; forced, it made every page of
+	 * the shadow stack present (6.1 populate uses FOLL_FORCE). Mainline
+	 * refuses: ENOMEM.
+	 */
+	r = mlock((void *)ss, MLOCK_SS_SIZE);
+	check(r == -1 && errno == ENOMEM, "mlock of a shadow stack -> %s (ENOMEM expected, as mainline)",
+	      r ? errname(errno) : "0");
+	munlock((void *)ss, MLOCK_SS_SIZE);
+	kb = vma_rss_kb(ss);
+	check(kb >= 0 && kb < 1024, "the shadow stack was not faulted in (Rss %ld kB of 65536)", kb);
+	/* mlockall() skips what it cannot populate, and must not fault it in either */
+	r = mlockall(MCL_CURRENT);
+	check(r == 0, "mlockall(MCL_CURRENT) -> %s", r ? errname(errno) : "0");
+	kb = vma_rss_kb(ss);
+	check(kb >= 0 && kb < 1024, "after mlockall the shadow stack is still not faulted in (Rss %ld kB)", kb);
+	munlockall();
+	munmap((void *)ss, MLOCK_SS_SIZE);
+	finish();
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: shstk_hazard regset|sigframe-fail|sigreturn-lock [N]|placement|thp-mprotect\n");
+		fprintf(stderr, "usage: shstk_hazard regset|sigframe-fail|sigreturn-lock [N]|placement|thp-mprotect|mlock\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "regset"))
@@ -555,6 +613,8 @@ int main(int argc, char **argv)
 		case_placement();
 	if (!strcmp(argv[1], "thp-mprotect"))
 		case_thp_mprotect();
+	if (!strcmp(argv[1], "mlock"))
+		case_mlock();
 	fprintf(stderr, "shstk_hazard: unknown case '%s'\n", argv[1]);
 	return 2;
 }
