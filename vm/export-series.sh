@@ -181,17 +181,23 @@ CET there): /proc/PID/status has the x86_Thread_features lines, the
 interface reports EOPNOTSUPP/EINVAL as documented, the selftest checks
 those and skips the hardware tests, and the boot log has no WARN or BUG
 (with DEBUG_VM and DEBUG_VM_PGTABLE). The hardware paths are exercised
-with emulated CET under Bochs 2.7 by the cetctl test tiers.
+with emulated CET under Bochs 2.7 by the cetctl test tiers, which also run
+a regression test for every bug fixed against mainline (each seen failing
+before its fix), mainline 6.12's own tools/testing/selftests/x86/
+test_shadow_stack.c unmodified, and the 6.1 tree's x86 and vm selftests
+on this series and on unpatched 6.1 with the same config.
 
 checkpatch.pl --strict --no-tree (per patch: vm/check-series.sh --no-build):
-0 errors, 18 warnings, 41 checks. The warnings, kept on purpose:
+0 errors, 19 warnings, 41 checks. The warnings, kept on purpose:
+- Patch 13 narrows the existing BUG_ON() of change_huge_pmd() (shadow
+  stack entries exempted) rather than adding one.
 - "added, moved or deleted file(s), does MAINTAINERS need updating?"
-  (patches 1, 4, 21, 34): the new files are covered by the existing x86
+  (patches 1, 4, 21, 35): the new files are covered by the existing x86
   and selftests entries.
 - Patch 4 moves the kernel IBT handler unchanged (extern label, BUG(),
   printk(KERN_DEFAULT)); patch 7 keeps the extern and adds a pr_cont()
   for the faulting VMA name, like the other x86 fault messages.
-- Patch 34 (user space test): __attribute__((always_inline/noinline))
+- Patch 35 (user space test): __attribute__((always_inline/noinline))
   and volatile are needed there (no kernel compiler.h in user space; the
   volatile accesses are the point of the fault tests).
 The checks are mostly the x86 headers' own style (a*b+c in feature
