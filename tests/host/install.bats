@@ -39,6 +39,10 @@ mode_is() {
 	mode_is 644 "$D/usr/share/bash-completion/completions/cetctl"
 	mode_is 644 "$D/usr/share/zsh/vendor-completions/_cetctl"
 	mode_is 644 "$D/usr/share/fish/vendor_completions.d/cetctl.fish"
+	mode_is 644 "$D/usr/lib/systemd/system/cetctl-audit.service"
+	mode_is 644 "$D/usr/lib/systemd/system/cetctl-audit.timer"
+	# the unit names the binary of this install's prefix, not the configured one
+	grep -q '^ExecStart=/usr/bin/cetctl ' "$D/usr/lib/systemd/system/cetctl-audit.service"
 	# nothing outside the prefix, nothing but files and directories
 	[ "$(ls "$D")" = usr ]
 	[ -z "$(find "$D" ! -type f ! -type d)" ]
