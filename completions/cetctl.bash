@@ -25,7 +25,7 @@ _cetctl()
 	    if [[ $cur != -* ]]; then COMPREPLY=($(compgen -W "$cmds" -- "$cur")); return; fi ;;
 	elf)    opts="--recursive --deps --json --output --list-columns --noheadings --raw --help" ;;
 	status) opts="--json --output --list-columns --noheadings --raw --help" ;;
-	audit)  opts="--user --comm --pid --require --prometheus --json --output --list-columns --noheadings --raw --help" ;;
+	audit)  opts="--user --comm --pid --require --prometheus --label --json --output --list-columns --noheadings --raw --help" ;;
 	info)   opts="--json --output --list-columns --noheadings --raw --help" ;;
 	run)    opts="--shstk --wrss --lock --no-lock --method --quiet --no-preload --trace-only --help --version"
 	        if [[ $prev == --method || $prev == -m ]]; then COMPREPLY=($(compgen -W "ptrace glibc auto" -- "$cur")); return; fi ;;

@@ -31,6 +31,7 @@ complete -c cetctl -n "__fish_seen_subcommand_from audit" -l comm -r -d 'only pr
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -l pid -r -d 'only these pids'
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -l require -r -a 'shstk shstk,locked' -d 'policy'
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -l prometheus -r -F -d 'write textfile metrics'
+complete -c cetctl -n "__fish_seen_subcommand_from audit" -l label -r -d 'add a metrics label NAME=VALUE'
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -s J -l json -d 'JSON output'
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -s o -l output -r -d 'output columns'
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -l list-columns -d 'list the output columns'

@@ -23,6 +23,7 @@
 #include "table.h"
 #include "proc-cet.h"
 #include "proc-marking.h"
+#include "prom-text.h"
 #include "sysinfo-cet.h"
 #include "util.h"
 
@@ -54,6 +55,9 @@ static const struct cetctl_column audit_columns[] = {
 };
 #define NCOLS (sizeof(audit_columns) / sizeof(audit_columns[0]))
 
+/* The file written for --prometheus DIR. */
+#define PROM_DEFAULT_NAME "cetctl-audit.prom"
+
 struct audit_filter {
 	bool by_user;
 	uid_t uid;
@@ -83,7 +87,10 @@ static void usage(void)
 	       "                         (shstk, wrss, and 'locked' for locked too); lists the\n"
 	       "                         processes that do not and exits 1 when there are any\n");
 	printf("      --prometheus <file> also write node_exporter textfile-collector metrics\n"
-	       "                         to <file> (written to a temporary file, then renamed)\n");
+	       "                         to <file> (a temporary file, then renamed; mode 0644),\n"
+	       "                         into <file>/" PROM_DEFAULT_NAME " when it is a directory,\n"
+	       "                         or instead of the table to standard output for '-'\n");
+	printf("      --label <name=value> add this label to every metric (repeatable)\n");
 	printf("  -J, --json             use JSON output format\n");
 	printf("  -o, --output <list>    output columns (+LIST appends to the default)\n");
 	printf("      --list-columns     list the available columns\n");
@@ -159,6 +166,48 @@ static int parse_require(const char *s, unsigned int *bits, bool *locked)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * --label name=value: a Prometheus label name that none of the metrics uses
+ * itself, once each; the value is escaped when it is added.
+ */
+static int parse_label(const char *arg, char **labels)
+{
+	static const char *const own[] = { "state", "reason", "require" };
+	const char *eq = strchr(arg, '=');
+	char name[128];
+	size_t i;
+	int rc;
+
+	if (!eq || (size_t)(eq - arg) >= sizeof(name)) {
+		warnx("audit: --label: expected name=value, got '%s'", arg);
+		return -1;
+	}
+	memcpy(name, arg, (size_t)(eq - arg));
+	name[eq - arg] = '\0';
+	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		if (strcmp(name, own[i]) == 0) {
+			warnx("audit: --label: '%s' is a label of cetctl's own metrics", name);
+			return -1;
+		}
+	}
+	rc = prom_labels_add(labels, name, eq + 1);
+	if (rc == -EINVAL)
+		warnx("audit: --label: invalid label name '%s' ([a-zA-Z_][a-zA-Z0-9_]*, not __*)", name);
+	else if (rc == -EEXIST)
+		warnx("audit: --label: '%s' given twice", name);
+	else if (rc)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	return rc ? -1 : 0;
+}
+
+/* For the metrics: can this CPU and kernel run user shadow stacks at all? */
+static bool shstk_supported(const char *root)
+{
+	struct cet_sysinfo si;
+
+	return cet_sysinfo_read(root, &si) == 0 && cet_sysinfo_supported(&si);
 }
 
 static bool comm_matches(const char *list, const char *name)
@@ -269,76 +318,155 @@ static bool offends(const struct proc_cet *pc, unsigned int req, bool req_locked
 	return false;
 }
 
-static int write_prometheus(const char *file, const struct audit_counts *c,
-			    const char *require, double seconds)
+/*
+ * The metrics: one line per sample, the --label pairs first, then the
+ * metric's own label. All gauges: each run replaces the previous values.
+ * Names follow the Prometheus conventions: cetctl_audit_ prefix, the unit
+ * (processes, seconds) last, no _total (that is for counters).
+ */
+struct prom_metrics {
+	const struct audit_counts *c;
+	const char *labels;		/* rendered --label pairs, NULL for none */
+	const char *require;		/* --require, NULL without */
+	bool shstk_supported;		/* cet_sysinfo_supported() */
+	double seconds;
+};
+
+static void prom_family(FILE *f, const char *name, const char *help)
 {
-	char *dir_copy = strdup(file), *base_copy = strdup(file), tmp[PATH_MAX];
+	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+/* name{labels,label="value"} N; @label NULL for none, @value already safe. */
+static void prom_sample(FILE *f, const struct prom_metrics *m, const char *name,
+			const char *label, const char *value, const char *number)
+{
+	const char *ul = m->labels ? m->labels : "";
+
+	if (*ul || label)
+		fprintf(f, "%s{%s%s%s%s%s%s} %s\n", name, ul, *ul && label ? "," : "",
+			label ? label : "", label ? "=\"" : "", label ? value : "",
+			label ? "\"" : "", number);
+	else
+		fprintf(f, "%s %s\n", name, number);
+}
+
+static void prom_count(FILE *f, const struct prom_metrics *m, const char *name,
+		       const char *label, const char *value, unsigned long n)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%lu", n);
+	prom_sample(f, m, name, label, value, num);
+}
+
+static void prom_print(FILE *f, const struct prom_metrics *m)
+{
+	const struct audit_counts *c = m->c;
+	char num[64];
+
+	prom_family(f, "cetctl_audit_processes_checked",
+		    "User processes checked by the last audit (after --user/--comm/--pid; kernel threads, zombies and skipped processes not counted). 0 means the policy checked nothing.");
+	prom_count(f, m, "cetctl_audit_processes_checked", NULL, NULL, c->scanned);
+	prom_family(f, "cetctl_audit_shstk_processes",
+		    "User processes checked, by shadow-stack state.");
+	prom_count(f, m, "cetctl_audit_shstk_processes", "state", "enabled_locked", c->enabled_locked);
+	prom_count(f, m, "cetctl_audit_shstk_processes", "state", "enabled_unlocked", c->enabled_unlocked);
+	prom_count(f, m, "cetctl_audit_shstk_processes", "state", "mixed", c->mixed);
+	prom_count(f, m, "cetctl_audit_shstk_processes", "state", "disabled", c->disabled);
+	prom_family(f, "cetctl_audit_wrss_processes",
+		    "User processes checked that have WRSS enabled.");
+	prom_count(f, m, "cetctl_audit_wrss_processes", NULL, NULL, c->wrss);
+	prom_family(f, "cetctl_audit_shstk_supported",
+		    "1 when this CPU and kernel can run user shadow stacks (cetctl info: supported), else 0.");
+	prom_count(f, m, "cetctl_audit_shstk_supported", NULL, NULL, m->shstk_supported);
+	prom_family(f, "cetctl_audit_kernel_support",
+		    "1 when the kernel reported shadow-stack state (x86_Thread_features) for every process checked; 0 otherwise, and when none was checked.");
+	prom_count(f, m, "cetctl_audit_kernel_support", NULL, NULL,
+		   c->scanned && c->no_kernel_support == 0);
+	prom_family(f, "cetctl_audit_skipped_processes",
+		    "Processes not checked, by reason.");
+	prom_count(f, m, "cetctl_audit_skipped_processes", "reason", "kernel_thread", c->kthreads);
+	prom_count(f, m, "cetctl_audit_skipped_processes", "reason", "zombie", c->zombies);
+	prom_count(f, m, "cetctl_audit_skipped_processes", "reason", "vanished", c->vanished);
+	prom_count(f, m, "cetctl_audit_skipped_processes", "reason", "unreadable", c->unreadable);
+	if (m->require) {
+		char *req = prom_label_value_escape(m->require);
+
+		if (!req)
+			err(CETCTL_EXIT_FAILURE, "out of memory");
+		prom_family(f, "cetctl_audit_offending_processes",
+			    "User processes checked that do not meet the --require policy (label require).");
+		prom_count(f, m, "cetctl_audit_offending_processes", "require", req, c->offenders);
+		free(req);
+	}
+	prom_family(f, "cetctl_audit_duration_seconds", "How long the last audit took.");
+	snprintf(num, sizeof(num), "%.6f", m->seconds);
+	prom_sample(f, m, "cetctl_audit_duration_seconds", NULL, NULL, num);
+	prom_family(f, "cetctl_audit_last_run_timestamp_seconds",
+		    "When the last audit finished, in seconds since the Unix epoch.");
+	snprintf(num, sizeof(num), "%lld", (long long)time(NULL));
+	prom_sample(f, m, "cetctl_audit_last_run_timestamp_seconds", NULL, NULL, num);
+}
+
+/*
+ * Write the metrics to @target: "-" is standard output; a directory gets
+ * PROM_DEFAULT_NAME in it; anything else is the file. A file is written
+ * as node_exporter's textfile collector asks: into a temporary file in the
+ * same directory (hidden and not *.prom, so the collector never reads it),
+ * synced, then renamed over the old one. Mode 0644 whatever the umask: the
+ * collector runs as another user. Returns 0 or -errno.
+ */
+static int write_prometheus(const char *target, const struct prom_metrics *m)
+{
+	char path[PATH_MAX], tmp[PATH_MAX], *dir_copy, *base_copy;
+	struct stat st;
 	FILE *f;
 	int fd, rc = 0;
 
+	errno = 0;
+	if (strcmp(target, "-") == 0) {
+		prom_print(stdout, m);
+		if (fflush(stdout) != 0 || ferror(stdout))
+			return errno ? -errno : -EIO;
+		return 0;
+	}
+	if (stat(target, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (snprintf(path, sizeof(path), "%s/%s", target, PROM_DEFAULT_NAME) >= (int)sizeof(path))
+			return -ENAMETOOLONG;
+	} else if (snprintf(path, sizeof(path), "%s", target) >= (int)sizeof(path)) {
+		return -ENAMETOOLONG;
+	}
+	dir_copy = strdup(path);
+	base_copy = strdup(path);
 	if (!dir_copy || !base_copy) {
 		free(dir_copy);
 		free(base_copy);
 		return -ENOMEM;
 	}
-	/* Not *.prom: the collector must never read a half-written file. */
-	if (snprintf(tmp, sizeof(tmp), "%s/.%s.%d.tmp", dirname(dir_copy),
-		     basename(base_copy), (int)getpid()) >= (int)sizeof(tmp)) {
-		free(dir_copy);
-		free(base_copy);
-		return -ENAMETOOLONG;
-	}
+	rc = snprintf(tmp, sizeof(tmp), "%s/.%s.%d.tmp", dirname(dir_copy),
+		      basename(base_copy), (int)getpid()) >= (int)sizeof(tmp) ? -ENAMETOOLONG : 0;
 	free(dir_copy);
 	free(base_copy);
+	if (rc)
+		return rc;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
+	/* open() applied the umask; the collector must be able to read it */
+	if (fchmod(fd, 0644) != 0 || !(f = fdopen(fd, "w"))) {
 		rc = -errno;
 		close(fd);
 		unlink(tmp);
 		return rc;
 	}
-	fprintf(f, "# HELP cetctl_audit_processes User processes audited (kernel threads and zombies left out).\n"
-		   "# TYPE cetctl_audit_processes gauge\n"
-		   "cetctl_audit_processes %lu\n", c->scanned);
-	fprintf(f, "# HELP cetctl_audit_shstk_processes User processes by shadow-stack state.\n"
-		   "# TYPE cetctl_audit_shstk_processes gauge\n"
-		   "cetctl_audit_shstk_processes{state=\"enabled_locked\"} %lu\n"
-		   "cetctl_audit_shstk_processes{state=\"enabled_unlocked\"} %lu\n"
-		   "cetctl_audit_shstk_processes{state=\"mixed\"} %lu\n"
-		   "cetctl_audit_shstk_processes{state=\"disabled\"} %lu\n",
-		c->enabled_locked, c->enabled_unlocked, c->mixed, c->disabled);
-	fprintf(f, "# HELP cetctl_audit_wrss_processes User processes with WRSS enabled.\n"
-		   "# TYPE cetctl_audit_wrss_processes gauge\n"
-		   "cetctl_audit_wrss_processes %lu\n", c->wrss);
-	fprintf(f, "# HELP cetctl_audit_kernel_support Whether the kernel reports shadow-stack state (x86_Thread_features lines).\n"
-		   "# TYPE cetctl_audit_kernel_support gauge\n"
-		   "cetctl_audit_kernel_support %d\n",
-		c->scanned && c->no_kernel_support == 0 ? 1 : 0);
-	fprintf(f, "# HELP cetctl_audit_skipped_processes Processes not judged, by reason.\n"
-		   "# TYPE cetctl_audit_skipped_processes gauge\n"
-		   "cetctl_audit_skipped_processes{reason=\"kernel_thread\"} %lu\n"
-		   "cetctl_audit_skipped_processes{reason=\"zombie\"} %lu\n"
-		   "cetctl_audit_skipped_processes{reason=\"vanished\"} %lu\n"
-		   "cetctl_audit_skipped_processes{reason=\"unreadable\"} %lu\n",
-		c->kthreads, c->zombies, c->vanished, c->unreadable);
-	if (require)
-		fprintf(f, "# HELP cetctl_audit_offenders User processes not meeting the --require policy.\n"
-			   "# TYPE cetctl_audit_offenders gauge\n"
-			   "cetctl_audit_offenders{require=\"%s\"} %lu\n", require, c->offenders);
-	fprintf(f, "# HELP cetctl_audit_duration_seconds Time the scan took.\n"
-		   "# TYPE cetctl_audit_duration_seconds gauge\n"
-		   "cetctl_audit_duration_seconds %.6f\n", seconds);
-	fprintf(f, "# HELP cetctl_audit_last_run_timestamp_seconds When the scan finished.\n"
-		   "# TYPE cetctl_audit_last_run_timestamp_seconds gauge\n"
-		   "cetctl_audit_last_run_timestamp_seconds %lld\n", (long long)time(NULL));
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-		rc = -errno;
+	errno = 0;
+	prom_print(f, m);
+	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
+		rc = errno ? -errno : -EIO;
 	if (fclose(f) != 0 && !rc)
 		rc = -errno;
-	if (!rc && rename(tmp, file) != 0)
+	if (!rc && rename(tmp, path) != 0)
 		rc = -errno;
 	if (rc)
 		unlink(tmp);
@@ -355,13 +483,14 @@ static double now(void)
 
 int cmd_audit(int argc, char **argv)
 {
-	enum { OPT_USER = 256, OPT_COMM, OPT_PID, OPT_REQUIRE, OPT_PROMETHEUS };
+	enum { OPT_USER = 256, OPT_COMM, OPT_PID, OPT_REQUIRE, OPT_PROMETHEUS, OPT_LABEL };
 	static const struct option longopts[] = {
 		{ "user",         required_argument, NULL, OPT_USER },
 		{ "comm",         required_argument, NULL, OPT_COMM },
 		{ "pid",          required_argument, NULL, OPT_PID },
 		{ "require",      required_argument, NULL, OPT_REQUIRE },
 		{ "prometheus",   required_argument, NULL, OPT_PROMETHEUS },
+		{ "label",        required_argument, NULL, OPT_LABEL },
 		CETCTL_OUTPUT_LONGOPTS,
 		{ "help",         no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -374,6 +503,8 @@ int cmd_audit(int argc, char **argv)
 	struct audit_filter filter = { 0 };
 	struct audit_counts counts = { 0 };
 	const char *require = NULL, *prom = NULL;
+	/* static: a usage error may return with it allocated */
+	static char *prom_labels;
 	const char *root = cetctl_globals.proc_root;
 	unsigned int req_bits = 0;
 	bool req_locked = false, missing_pid = false;
@@ -412,12 +543,20 @@ int cmd_audit(int argc, char **argv)
 		case OPT_PROMETHEUS:
 			prom = optarg;
 			break;
+		case OPT_LABEL:
+			if (parse_label(optarg, &prom_labels) < 0)
+				return cetctl_usage_error("audit");
+			break;
 		case 'h':
 			usage();
 			return CETCTL_EXIT_OK;
 		default:
 			return cetctl_usage_error("audit");
 		}
+	}
+	if (prom_labels && !prom) {
+		warnx("audit: --label needs --prometheus");
+		return cetctl_usage_error("audit");
 	}
 	c = cetctl_output_columns(&oa, audit_columns, NCOLS, ids, &nids, "audit");
 	if (c != CETCTL_OUTPUT_CONTINUE)
@@ -498,19 +637,29 @@ int cmd_audit(int argc, char **argv)
 		proc_cet_free(&pc);
 	}
 
-	cetctl_table_print(t);
+	/* --prometheus -: the metrics take standard output */
+	if (!prom || strcmp(prom, "-") != 0)
+		cetctl_table_print(t);
 	cetctl_table_free(t);
 	cet_marking_cache_free(cache);
 	free(pids);
 	free(filter.pids);
 
 	if (prom) {
-		rc = write_prometheus(prom, &counts, require, now() - t0);
+		struct prom_metrics m = {
+			.c = &counts, .labels = prom_labels, .require = require,
+			.shstk_supported = shstk_supported(root), .seconds = now() - t0,
+		};
+
+		rc = write_prometheus(prom, &m);
 		if (rc) {
-			warnx("audit: cannot write %s: %s", prom, strerror(-rc));
+			warnx("audit: cannot write the metrics to %s: %s",
+			      strcmp(prom, "-") ? prom : "standard output", strerror(-rc));
 			exit_code = CETCTL_EXIT_FAILURE;
 		}
 	}
+	free(prom_labels);
+	prom_labels = NULL;
 	if (require && counts.offenders) {
 		warnx("audit: %lu of %lu processes do not meet --require %s%s", counts.offenders,
 		      counts.scanned, require,

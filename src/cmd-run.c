@@ -284,27 +284,39 @@ static bool usable_file(const char *p)
 	return p && *p == '/' && access(p, R_OK) == 0;
 }
 
+/*
+ * CETCTL_PRELOAD; else next to the binary (a build directory); else where
+ * `cmake --install` puts it relative to the binary, <prefix>/lib/cetctl for
+ * <prefix>/bin/cetctl, so an install with another --prefix or DESTDIR than
+ * the one configured (a distribution package) still finds it; else the
+ * configured prefix.
+ */
 static const char *find_preload(char *buf, size_t size)
 {
 	const char *env = getenv("CETCTL_PRELOAD");
-	char exe[PATH_MAX];
+	char exe[PATH_MAX], *slash;
 	ssize_t n;
 
 	if (env && *env)
 		return usable_file(env) ? env : NULL;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		char *slash;
-
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			if (snprintf(buf, size, "%s/%s", exe, PRELOAD_NAME) < (int)size &&
-			    usable_file(buf))
-				return buf;
-		}
+	if (n <= 0)
+		goto configured;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		goto configured;
+	*slash = '\0';		/* <dir>/cetctl -> <dir> */
+	if (snprintf(buf, size, "%s/%s", exe, PRELOAD_NAME) < (int)size && usable_file(buf))
+		return buf;
+	slash = strrchr(exe, '/');
+	if (slash) {
+		*slash = '\0';	/* <prefix>/bin -> <prefix> */
+		if (snprintf(buf, size, "%s/" CETCTL_PRELOAD_LIBDIR "/%s", exe, PRELOAD_NAME) < (int)size &&
+		    usable_file(buf))
+			return buf;
 	}
+configured:
 	if (usable_file(CETCTL_PRELOAD_INSTALLED))
 		return CETCTL_PRELOAD_INSTALLED;
 	return NULL;

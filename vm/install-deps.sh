@@ -23,6 +23,9 @@ PKGS=(
   hyperfine libcap2-bin
   # issue 7: libFuzzer targets (tests/fuzz), scanelf for bench/elf.sh
   clang libclang-rt-14-dev pax-utils
+  # issue 14: the real textfile collector in the host tests (tests/host/node-exporter.bats);
+  # the Debian package (dpkg-buildpackage, debian/) and its checks
+  prometheus-node-exporter curl debhelper lintian
   # emulators and boot media
   qemu-system-x86 bochs bochsbios vgabios isolinux syslinux-common xorriso
 )

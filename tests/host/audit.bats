@@ -2,6 +2,8 @@
 # cetctl audit: recorded trees (tests/host/fixtures/proc) and the live system,
 # including a scan of 1,000+ processes of which some exit during the scan.
 
+bats_require_minimum_version 1.5.0
+
 setup_file() {
 	export CETCTL="${CETCTL:-$BATS_TEST_DIRNAME/../../build/cetctl}"
 	export FIX="$BATS_TEST_DIRNAME/fixtures/proc"
@@ -102,7 +104,7 @@ cet() {
 	[ -f "$prom" ]
 	# no temporary file left behind
 	[ "$(ls -A "$BATS_TEST_TMPDIR")" = "cet.prom" ]
-	grep -qx 'cetctl_audit_processes 7' "$prom"
+	grep -qx 'cetctl_audit_processes_checked 7' "$prom"
 	grep -qx 'cetctl_audit_shstk_processes{state="enabled_locked"} 3' "$prom"
 	grep -qx 'cetctl_audit_shstk_processes{state="enabled_unlocked"} 1' "$prom"
 	grep -qx 'cetctl_audit_shstk_processes{state="mixed"} 1' "$prom"
@@ -112,7 +114,7 @@ cet() {
 	grep -qx 'cetctl_audit_skipped_processes{reason="kernel_thread"} 1' "$prom"
 	grep -qx 'cetctl_audit_skipped_processes{reason="zombie"} 1' "$prom"
 	grep -qx 'cetctl_audit_skipped_processes{reason="vanished"} 1' "$prom"
-	grep -qx 'cetctl_audit_offenders{require="shstk,locked"} 4' "$prom"
+	grep -qx 'cetctl_audit_offending_processes{require="shstk,locked"} 4' "$prom"
 	# exposition format: every sample line is NAME{labels} VALUE, every
 	# metric has HELP and TYPE
 	bad=$(grep -v '^#' "$prom" | grep -Ev '^[a-z_]+(\{[a-z_]+="[^"]*"\})? [0-9.e+-]+$' || true)
@@ -120,6 +122,100 @@ cet() {
 	for m in $(grep -v '^#' "$prom" | sed 's/[{ ].*//' | sort -u); do
 		grep -q "^# HELP $m " "$prom"
 		grep -q "^# TYPE $m gauge" "$prom"
+	done
+}
+
+@test "audit: --prometheus file is mode 0644 whatever the umask (node_exporter must read it)" {
+	prom="$BATS_TEST_TMPDIR/cet.prom"
+	run bash -c 'umask 077 && exec "$@"' _ "$CETCTL" --proc-root "$FIX/cet-emulated" audit -o PID -n --prometheus "$prom"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a "$prom")" = 644 ]
+	# an existing file of another mode is replaced, not rewritten in place
+	chmod 600 "$prom"
+	ino=$(stat -c %i "$prom")
+	run bash -c 'umask 077 && exec "$@"' _ "$CETCTL" --proc-root "$FIX/cet-emulated" audit -o PID -n --prometheus "$prom"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a "$prom")" = 644 ]
+	[ "$(stat -c %i "$prom")" != "$ino" ]
+}
+
+@test "audit: --prometheus - writes the metrics to stdout instead of the table, no file named -" {
+	mkdir "$BATS_TEST_TMPDIR/cwd" && cd "$BATS_TEST_TMPDIR/cwd"
+	run --separate-stderr cet cet-emulated audit --prometheus -
+	[ "$status" -eq 0 ]
+	[ ! -e "$BATS_TEST_TMPDIR/cwd/-" ]
+	[ -z "$(ls -A "$BATS_TEST_TMPDIR/cwd")" ]
+	# only the exposition format on stdout: no table rows
+	grep -qx 'cetctl_audit_processes_checked 7' <<<"$output"
+	bad=$(grep -v '^#' <<<"$output" | grep -Ev '^cetctl_[a-z_]+(\{.*\})? [0-9.e+-]+$' || true)
+	[ -z "$bad" ]
+}
+
+@test "audit: --prometheus - reports a write error (stdout on /dev/full)" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	run bash -c '"$@" > /dev/full' _ "$CETCTL" --proc-root "$FIX/cet-emulated" audit --prometheus -
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"standard output"* ]]
+}
+
+@test "audit: --prometheus DIR writes DIR/cetctl-audit.prom" {
+	run cet cet-emulated audit -o PID -n --prometheus "$BATS_TEST_TMPDIR"
+	[ "$status" -eq 0 ]
+	[ "$(ls -A "$BATS_TEST_TMPDIR")" = "cetctl-audit.prom" ]
+	grep -qx 'cetctl_audit_processes_checked 7' "$BATS_TEST_TMPDIR/cetctl-audit.prom"
+}
+
+@test "audit: --label k=v is added to every sample, values escaped per the exposition format" {
+	prom="$BATS_TEST_TMPDIR/cet.prom"
+	val=$'a\\b "q"\nz'
+	run cet cet-emulated audit -o PID -n --require shstk --prometheus "$prom" \
+		--label job_name=nightly --label "_Odd9=$val" --label empty=
+	[ "$status" -eq 1 ]
+	want='{job_name="nightly",_Odd9="a\\b \"q\"\nz",empty=""'
+	grep -qxF "cetctl_audit_processes_checked$want} 7" "$prom"
+	grep -qxF "cetctl_audit_shstk_processes$want,state=\"mixed\"} 1" "$prom"
+	grep -qxF "cetctl_audit_offending_processes$want,require=\"shstk\"} 3" "$prom"
+	# every sample carries them; the file stays one line per sample
+	samples=$(grep -vc '^#' "$prom")
+	[ "$(grep -cF "$want" "$prom")" -eq "$samples" ]
+	[ "$(grep -c '^cetctl_' "$prom")" -eq "$samples" ]
+}
+
+@test "audit: --label rejects invalid and reserved names, duplicates and a missing '='" {
+	for bad in 9x=1 a-b=1 'a b=1' =v novalue __name__=x state=x reason=x require=x; do
+		run "$CETCTL" audit --label "$bad" --prometheus -
+		[ "$status" -eq 1 ] || { echo "accepted: $bad"; false; }
+		[[ "$output" == *"--label"* ]]
+	done
+	run "$CETCTL" audit --label a=1 --label a=2 --prometheus -
+	[ "$status" -eq 1 ]
+	run "$CETCTL" audit --label a=1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"--prometheus"* ]]
+}
+
+@test "audit: metrics show a check that checked nothing (count 0) and whether shadow stacks are supported" {
+	run --separate-stderr cet cet-emulated audit --comm no-such-command --prometheus -
+	grep -qx 'cetctl_audit_processes_checked 0' <<<"$output"
+	grep -qx 'cetctl_audit_shstk_supported 1' <<<"$output"
+	run --separate-stderr cet host-nocet audit --prometheus -
+	grep -qx 'cetctl_audit_shstk_supported 0' <<<"$output"
+	n=$(sed -n 's/^cetctl_audit_processes_checked \([0-9]\+\)$/\1/p' <<<"$output")
+	[ "$n" -gt 0 ]
+}
+
+@test "audit: metric names follow the Prometheus conventions" {
+	run --separate-stderr cet cet-emulated audit --require shstk --prometheus -
+	[ "$(grep -c '^cetctl_audit_' <<<"$output")" -ge 10 ]
+	for m in $(grep -v '^#' <<<"$output" | sed 's/[{ ].*//' | sort -u); do
+		[[ $m =~ ^cetctl_audit_[a-z_]+$ ]] || { echo "name: $m"; false; }
+		type=$(sed -n "s/^# TYPE $m //p" <<<"$output")
+		[ "$type" = gauge ] || { echo "$m: type '$type'"; false; }
+		# _total is for counters only; a gauge of things ends in the plural unit
+		[[ $m != *_total ]]
+		[[ $m =~ _(processes|seconds|checked|support|supported)$ ]] || { echo "unit: $m"; false; }
+		help=$(sed -n "s/^# HELP $m //p" <<<"$output")
+		[ -n "$help" ] || { echo "$m: no HELP"; false; }
 	done
 }
 

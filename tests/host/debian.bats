@@ -1,0 +1,107 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The Debian package (debian/): built with `dpkg-buildpackage -b -us -uc`
+# from a copy of the source tree (the build writes next to the tree),
+# checked by lintian (no errors; what else it says is printed), unpacked
+# with `dpkg -x` into a scratch root (never installed on this host) and run.
+
+load helpers
+
+setup_file() {
+	export DEB_SKIP=""
+	if ! command -v dpkg-buildpackage >/dev/null || ! command -v dh >/dev/null; then
+		DEB_SKIP="dpkg-buildpackage or debhelper not installed (vm/install-deps.sh)"
+		return 0
+	fi
+	if ! git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
+		DEB_SKIP="$REPO is not a git checkout (the file list comes from git)"
+		return 0
+	fi
+	export W=$BATS_FILE_TMPDIR/deb
+	mkdir -p "$W/cetctl"
+	# tracked and new files of the working tree, symlinks kept
+	(cd "$REPO" && git ls-files -z --cached --others --exclude-standard |
+		tar --null --no-recursion -T - -cf -) | tar -C "$W/cetctl" -xf -
+	(cd "$W/cetctl" && timeout 900 dpkg-buildpackage -b -us -uc) >"$W/build.log" 2>&1
+	echo $? >"$W/build.rc"
+	export DEB=$W/cetctl_$(dpkg-parsechangelog -l "$REPO/debian/changelog" -S Version)_amd64.deb
+}
+
+setup() {
+	[ -z "$DEB_SKIP" ] || skip "$DEB_SKIP"
+	if [ "$(cat "$W/build.rc")" != 0 ]; then
+		tail -n 30 "$W/build.log"
+		echo "dpkg-buildpackage failed (log: $W/build.log)"
+		return 1
+	fi
+}
+
+@test "debian: dpkg-buildpackage -b builds the package, the unit tests pass in it" {
+	[ -f "$DEB" ]
+	grep -q '100% tests passed' "$W/build.log"
+	run dpkg-deb -f "$DEB" Package Architecture Depends
+	echo "$output"
+	[[ "$output" == *"Package: cetctl"* ]]
+	[[ "$output" == *"libsmartcols1"* ]]
+	run dpkg-deb -c "$DEB"
+	for f in ./usr/bin/cetctl ./usr/lib/cetctl/libcetctl-preload.so \
+		./usr/share/man/man1/cetctl.1.gz ./usr/share/man/man1/cetctl-audit.1.gz \
+		./usr/share/bash-completion/completions/cetctl ./usr/share/zsh/vendor-completions/_cetctl \
+		./usr/share/fish/vendor_completions.d/cetctl.fish \
+		./lib/systemd/system/cetctl-audit.service ./lib/systemd/system/cetctl-audit.timer \
+		./usr/share/doc/cetctl/copyright; do
+		grep -q " $f\$" <<<"$output" || { echo "missing: $f"; false; }
+	done
+}
+
+@test "debian: lintian reports no errors (other tags printed)" {
+	command -v lintian >/dev/null || skip "lintian not installed (vm/install-deps.sh)"
+	run timeout 300 lintian -I -E --pedantic "${DEB%.deb}.changes"
+	grep -v 'running with root privileges' <<<"$output" | sed 's/^/# lintian: /' >&3
+	[ "$status" -eq 0 ]
+	! grep -q '^E: ' <<<"$output"
+	# lintian does catch errors here: the same package without its copyright
+	dpkg-deb -R "$DEB" "$W/broken"
+	rm "$W/broken/usr/share/doc/cetctl/copyright"
+	sed -i '/copyright/d' "$W/broken/DEBIAN/md5sums"
+	dpkg-deb -b "$W/broken" "$W/broken.deb" >/dev/null
+	run timeout 300 lintian "$W/broken.deb"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"E: cetctl: no-copyright-file"* ]]
+}
+
+@test "debian: unpacked (dpkg -x), cetctl runs, finds its preload library, man pages and completions work" {
+	R=$W/root
+	dpkg -x "$DEB" "$R"
+	run "$R/usr/bin/cetctl" --version
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"$(dpkg-deb -f "$DEB" Version | cut -d- -f1)"* ]]
+	run "$R/usr/bin/cetctl" run --trace-only sh -c 'echo "$LD_PRELOAD"'
+	[ "$status" -eq 0 ]
+	[ "$output" = "$R/usr/lib/cetctl/libcetctl-preload.so" ]
+	run "$R/usr/bin/cetctl" --proc-root "$HOST_TESTS/fixtures/proc/cet-emulated" audit --prometheus -
+	[ "$status" -eq 0 ]
+	grep -qx 'cetctl_audit_processes_checked 7' <<<"$output"
+	for p in cetctl cetctl-audit cetctl-elf cetctl-info cetctl-map cetctl-run cetctl-status; do
+		man -l "$R/usr/share/man/man1/$p.1.gz" 2>/dev/null | grep -q "^NAME" ||
+			{ echo "man page $p does not render"; false; }
+	done
+	# the bash completion loads and registers itself (and, with the
+	# bash-completion framework, completes a subcommand)
+	run bash -c 'source "$1" && complete -p cetctl' _ "$R/usr/share/bash-completion/completions/cetctl"
+	[[ "$output" == *"-F _cetctl cetctl"* ]]
+	fw=/usr/share/bash-completion/bash_completion
+	if [ -f "$fw" ]; then
+		run bash -c 'source "$1"; source "$2"; COMP_WORDS=(cetctl au); COMP_CWORD=1; COMP_LINE="cetctl au"; COMP_POINT=9; _cetctl; echo "${COMPREPLY[*]}"' _ \
+			"$fw" "$R/usr/share/bash-completion/completions/cetctl"
+		[ "$output" = audit ]
+	fi
+	grep -qx 'ExecStart=/usr/bin/cetctl audit -o PID -n --prometheus /var/lib/prometheus/node-exporter' \
+		"$R/lib/systemd/system/cetctl-audit.service"
+	# the package neither starts the timer nor enables it on a first
+	# install (only keeps it enabled across upgrades when the admin did)
+	dpkg-deb -e "$DEB" "$W/control"
+	! grep -qs 'deb-systemd-invoke' "$W/control/postinst"
+	[ "$(grep -c 'deb-systemd-helper enable' "$W/control/postinst")" -eq \
+	  "$(grep -B2 'deb-systemd-helper enable' "$W/control/postinst" | grep -c 'was-enabled')" ]
+}
