@@ -7,10 +7,13 @@
  * later subcommand must never change what an abbreviation means.
  */
 #include <err.h>
+#include <errno.h>
 #include <getopt.h>
+#include <stdio_ext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cetctl.h"
 #include "config.h"
@@ -44,6 +47,43 @@ int cetctl_print_version(void)
 	return CETCTL_EXIT_OK;
 }
 
+/*
+ * At exit, as util-linux's close_stdout() does: an audit tool whose output
+ * went nowhere must not report success. A stream error seen earlier, or a
+ * failing flush or close, is "cetctl: write error: ..." and exit status 1,
+ * whatever the command was going to return. A closed stdout with nothing
+ * pending is not an error (coreutils' close_stream() rule), so quiet runs
+ * with >&- still work. EPIPE only happens with SIGPIPE ignored: the reader
+ * went away on purpose, stay quiet but still fail.
+ */
+static void close_stdout(void)
+{
+	bool pending = __fpending(stdout) != 0;
+	bool prev_fail = ferror(stdout) != 0;
+	bool fclose_fail;
+	int saved;
+
+	errno = 0;
+	fclose_fail = fclose(stdout) != 0;
+	if (prev_fail || (fclose_fail && (pending || errno != EBADF))) {
+		if (!fclose_fail)
+			errno = 0;
+		prev_fail = true;
+	}
+	saved = errno;
+	if (prev_fail) {
+		if (saved != EPIPE) {
+			if (saved)
+				fprintf(stderr, "cetctl: write error: %s\n", strerror(saved));
+			else
+				fprintf(stderr, "cetctl: write error\n");
+		}
+		_exit(CETCTL_EXIT_FAILURE);
+	}
+	if (fflush(stderr) != 0)
+		_exit(CETCTL_EXIT_FAILURE);
+}
+
 static void usage(void)
 {
 	size_t i;
@@ -75,6 +115,8 @@ int main(int argc, char **argv)
 	const char *env;
 	size_t i;
 	int c;
+
+	atexit(close_stdout);
 
 	env = getenv("CETCTL_PROC_ROOT");
 	if (env && *env)
