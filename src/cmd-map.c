@@ -33,6 +33,13 @@ struct emitter {
 
 static void json_string(const char *s)
 {
+	char *clean = NULL;
+
+	/* valid UTF-8 whatever the bytes (see cet_utf8_sanitize) */
+	if (cet_utf8_sanitize(s, &clean) < 0)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	if (clean)
+		s = clean;
 	putchar('"');
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -45,6 +52,7 @@ static void json_string(const char *s)
 			putchar(c);
 	}
 	putchar('"');
+	free(clean);
 }
 
 static void emit_key(struct emitter *e, const char *key)

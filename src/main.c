@@ -9,6 +9,7 @@
 #include <err.h>
 #include <errno.h>
 #include <getopt.h>
+#include <locale.h>
 #include <stdio_ext.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,13 @@ int main(int argc, char **argv)
 	size_t i;
 	int c;
 
+	/*
+	 * The locale decides which names the tables can print as they are
+	 * (libsmartcols escapes what the locale cannot print); numbers stay
+	 * in the C format, they are read by programs (JSON, metrics).
+	 */
+	setlocale(LC_ALL, "");
+	setlocale(LC_NUMERIC, "C");
 	atexit(close_stdout);
 
 	env = getenv("CETCTL_PROC_ROOT");

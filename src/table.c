@@ -8,12 +8,14 @@
 
 #include "cetctl.h"
 #include "table.h"
+#include "util.h"
 
 struct cetctl_table {
 	struct libscols_table *tb;
 	const struct cetctl_column *cols;
 	int ids[CETCTL_MAX_COLUMNS];
 	size_t nids;
+	bool json;
 };
 
 static int column_by_name(const struct cetctl_column *cols, size_t ncols,
@@ -119,6 +121,7 @@ struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 	}
 	t->cols = cols;
 	t->nids = nids;
+	t->json = opts->json;
 	memcpy(t->ids, ids, nids * sizeof(ids[0]));
 
 	scols_table_enable_json(t->tb, opts->json);
@@ -166,18 +169,35 @@ bool cetctl_table_has(const struct cetctl_table *t, int colid)
 int cetctl_table_set(struct cetctl_table *t, struct libscols_line *ln,
 		     int colid, const char *data)
 {
-	int pos = position_of(t, colid);
+	int pos = position_of(t, colid), rc = 0;
+	char *clean = NULL;
 
 	if (pos < 0 || !data)
 		return 0;
+	/*
+	 * libsmartcols copies bytes >= 0x80 into JSON as they are: make the
+	 * document valid UTF-8 whatever the name (the tables escape by
+	 * themselves, following the locale).
+	 */
+	if (t->json) {
+		rc = cet_utf8_sanitize(data, &clean);
+		if (rc < 0)
+			return rc;
+		if (clean)
+			data = clean;
+		rc = 0;
+	}
 	/* The same column may be selected twice: fill every copy. */
 	for (size_t i = (size_t)pos; i < t->nids; i++) {
 		if (t->ids[i] != colid)
 			continue;
-		if (scols_line_set_data(ln, i, data) != 0)
-			return -ENOMEM;
+		if (scols_line_set_data(ln, i, data) != 0) {
+			rc = -ENOMEM;
+			break;
+		}
 	}
-	return 0;
+	free(clean);
+	return rc;
 }
 
 int cetctl_table_setf(struct cetctl_table *t, struct libscols_line *ln,

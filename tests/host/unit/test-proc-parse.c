@@ -14,6 +14,7 @@
 #include "proc-maps.h"
 #include "proc-status.h"
 #include "sysinfo-cet.h"
+#include "util.h"
 
 static int failures, checks;
 
@@ -343,6 +344,43 @@ static void test_verdicts(void)
 	CHECK_STR(cet_marking_str(-ENOENT, buf, sizeof(buf)), "?");
 }
 
+/* U+FFFD per byte that is not part of a valid sequence, the rest kept. */
+static void test_utf8(void)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "plain", NULL },
+		{ "h\xc3\xa9llo-\xe5\x90\x8d\xf0\x9f\x98\x80", NULL },	/* valid */
+		{ "\xff", "\xef\xbf\xbd" },
+		{ "a\xc3", "a\xef\xbf\xbd" },				/* truncated */
+		{ "\xc3(", "\xef\xbf\xbd(" },
+		{ "\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd" },		/* overlong '/' */
+		{ "\xe0\x80\xaf", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },	/* surrogate */
+		{ "\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "\xf4\x8f\xbf\xbf", NULL },				/* U+10FFFF */
+		{ "\x80x", "\xef\xbf\xbdx" },				/* stray continuation */
+		{ "\xef\xbf\xbd", NULL },					/* U+FFFD itself */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out = (char *)"unset";
+		int rc = cet_utf8_sanitize(cases[i].in, &out);
+
+		if (!cases[i].out) {
+			CHECK(rc == 0);
+			CHECK(out == NULL);
+		} else {
+			CHECK(rc == 1);
+			CHECK(out != NULL);
+			if (out)
+				CHECK_STR(out, cases[i].out);
+		}
+		if (rc == 1)
+			free(out);
+	}
+}
+
 int main(void)
 {
 	test_status();
@@ -354,6 +392,7 @@ int main(void)
 	test_cmdline();
 	test_glibc_version();
 	test_verdicts();
+	test_utf8();
 	printf("test-proc-parse: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
