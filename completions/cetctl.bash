@@ -23,7 +23,8 @@ _cetctl()
 	"") opts="$global_opts"
 	    if [[ $prev == --proc-root ]]; then _filedir -d; return; fi
 	    if [[ $cur != -* ]]; then COMPREPLY=($(compgen -W "$cmds" -- "$cur")); return; fi ;;
-	elf)    opts="--recursive --deps --json --output --list-columns --noheadings --raw --help" ;;
+	elf)    opts="--recursive --deps --kernel-policy --json --output --list-columns --noheadings --raw --help"
+	        if [[ $prev == --kernel-policy ]]; then COMPREPLY=($(compgen -W "block allow none" -- "$cur")); return; fi ;;
 	status) opts="--json --output --list-columns --noheadings --raw --help" ;;
 	audit)  opts="--user --comm --pid --require --prometheus --json --output --list-columns --noheadings --raw --help" ;;
 	info)   opts="--json --output --list-columns --noheadings --raw --help" ;;

@@ -11,6 +11,7 @@ complete -c cetctl -n "not __fish_seen_subcommand_from $cmds" -s V -l version -d
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -F
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -s r -l recursive -d 'walk directories'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -l deps -d 'judge the DT_NEEDED closure'
+complete -c cetctl -n "__fish_seen_subcommand_from elf" -l kernel-policy -x -a 'block allow none' -d 'judge KERNEL for this legacy-ELF policy'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -s J -l json -d 'JSON output'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -s o -l output -r -d 'output columns'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -l list-columns -d 'list the output columns'

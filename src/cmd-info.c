@@ -168,7 +168,7 @@ int cmd_info(int argc, char **argv)
 	    "binaries with the old SHSTK/IBT ELF bits: %s (%s)",
 	    strcmp(policy, "block") == 0 ? "shadow-stack API refused" :
 	    strcmp(policy, "allow") == 0 ? "allowed" :
-	    strcmp(policy, "n/a") == 0 ? "nothing to decide" : "unknown", why);
+	    strcmp(policy, "none") == 0 ? "no such policy" : "unknown", why);
 	row(t, "glibc", si.glibc_version, "the C library cetctl runs with");
 	row(t, "glibc-can-enable", yes_no(si.glibc_can_enable), "%s",
 	    si.glibc_can_enable ? "glibc >= 2.39 enables shadow stacks itself (GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK)"

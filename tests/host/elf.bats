@@ -20,19 +20,16 @@ teardown() {
 	[ -n "${TMP:-}" ] && rm -rf "$TMP"
 }
 
-# What the kernel column says for a binary marked IBT/SHSTK on this host:
-# the series' policy refuses it unless overridden on the command line.
+# The KERNEL column models the series (patch 33) for a named policy; these
+# tests judge for "block", the series' default, whatever this host runs.
 refused() {
-	if grep -q 'shstk_legacy_elf=allow' /proc/cmdline 2>/dev/null; then
-		echo "allows (override)"
-	else
-		echo "refuses"
-	fi
+	echo "refuses"
 }
 
 # elf_json FILE... -> JSON of the default columns plus the note values
 elf_json() {
-	"$CETCTL" elf -J -o FILE,ARCH,TYPE,IBT,SHSTK,LAM,NOTE,LOADER,KERNEL,ISA_NEEDED "$@"
+	"$CETCTL" elf -J --kernel-policy=block \
+		-o FILE,ARCH,TYPE,IBT,SHSTK,LAM,NOTE,LOADER,KERNEL,ISA_NEEDED "$@"
 }
 
 # field FILE COLUMN -> the value of COLUMN for FILE (one file per call)
@@ -44,7 +41,7 @@ field() {
 	run --separate-stderr "$CETCTL" elf --help
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
-	for o in --recursive --deps --json --output --list-columns --noheadings --raw --help; do
+	for o in --recursive --deps --kernel-policy --json --output --list-columns --noheadings --raw --help; do
 		grep -q -- "$o" <<<"$output" || { echo "missing $o"; return 1; }
 	done
 }
@@ -132,7 +129,7 @@ field() {
 	run elf_json "$F/obj-marked.o" "$F/obj-none.o"
 	[ "$status" -eq 0 ]
 	jq -e '.files[0] | .type == "rel" and .note == ".note.gnu.property" and .ibt and .shstk and
-		.loader == "-" and .kernel == "-"' <<<"$output"
+		.loader == "-" and .kernel == "n/a (not a program)"' <<<"$output"
 	jq -e '.files[1] | .type == "rel" and .note == "-" and .shstk == false' <<<"$output"
 }
 
@@ -148,13 +145,16 @@ field() {
 	done <<EOT
 note-good64|ibt,shstk|$r|true|true
 note-align4|ignored: alignment not 8|$r|true|true
-note-unordered|ignored: properties not in ascending order|ENOEXEC|true|true
-note-shortdesc|ignored: descsz < 8|ENOEXEC|false|false
-note-datasz8|ignored: pr_datasz != 4|ENOEXEC|false|false
+note-unordered|ignored: properties not in ascending order|allows|true|true
+note-shortdesc|ignored: descsz < 8|allows|false|false
+note-datasz8|ignored: pr_datasz != 4|allows|false|false
 note-duplicate|ignored: more than one property note|$r|true|true
 note-static-ptnote|ignored: static executable without PT_GNU_PROPERTY|allows|true|true
 note-static-good|ibt,shstk|$r|true|true
-note-big|ibt,shstk|ENOEXEC|true|true
+note-static-unordered|ignored: properties not in ascending order|ENOEXEC|true|true
+note-static-datasz8|ignored: pr_datasz != 4|ENOEXEC|false|false
+note-static-big|ibt,shstk|ENOEXEC|true|true
+note-big|ibt,shstk|allows|true|true
 note-good32|ibt,shstk|no-shstk (i386)|true|true
 note-32-align8|ignored: alignment not 4|no-shstk (i386)|true|true
 note-x32|ibt,shstk|no-shstk (x32)|true|true
@@ -267,7 +267,7 @@ EOT
 }
 
 @test "elf: -n, --raw, -o and the summary line" {
-	run --separate-stderr "$CETCTL" elf -n --raw -o FILE,IBT,SHSTK,KERNEL "$F/hello-marked" "$F/hello-plain"
+	run --separate-stderr "$CETCTL" elf --kernel-policy=block -n --raw -o FILE,IBT,SHSTK,KERNEL "$F/hello-marked" "$F/hello-plain"
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "$F/hello-marked yes yes $(refused | sed 's/ /\\x20/g')" ]
 	[ "${lines[1]}" = "$F/hello-plain no no allows" ]
@@ -279,8 +279,8 @@ EOT
 }
 
 @test "elf --json: one document with the files and a summary" {
-	run --separate-stderr "$CETCTL" elf -J "$F/hello-marked" "$F/hello-plain" "$F/made/note-align4" \
-		"$F/made/note-unordered" "$F/not-elf.sh"
+	run --separate-stderr "$CETCTL" elf -J --kernel-policy=block "$F/hello-marked" "$F/hello-plain" \
+		"$F/made/note-align4" "$F/made/note-static-unordered" "$F/not-elf.sh"
 	[ "$status" -eq 1 ]
 	jq -e '.files | length == 4' <<<"$output"
 	jq -e '.summary | .files == 4 and .shstk == 1 and .ibt == 1 and .ignored == 2 and
@@ -358,7 +358,7 @@ EOT
 	echo "BOOT_IMAGE=/vmlinuz shstk_legacy_elf=allow quiet" >"$TMP/proc/cmdline"
 	run --separate-stderr "$CETCTL" --proc-root "$TMP/proc" elf -n --raw -o KERNEL "$F/hello-marked" "$F/hello-plain"
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = 'allows\x20(override)' ]
+	[ "${lines[0]}" = 'allows\x20(policy\x20allow)' ]
 	[ "${lines[1]}" = allows ]
 	[[ $stderr == *"0 refused by the kernel policy"* ]]
 	# the last one wins
@@ -368,5 +368,72 @@ EOT
 	[[ $stderr == *"1 refused by the kernel policy"* ]]
 	echo "no_shstk_legacy_elf=allow" >"$TMP/proc/cmdline"
 	run --separate-stderr "$CETCTL" --proc-root "$TMP/proc" elf -n --raw -o KERNEL "$F/hello-marked"
-	[ "$output" != 'allows\x20(override)' ]
+	[ "$output" != 'allows\x20(policy\x20allow)' ]
+}
+
+# --- the KERNEL verdict models patch 33 (issue 13) ---------------------------
+
+@test "elf kernel: a dynamic program's own malformed note never fails the exec" {
+	# binfmt_elf parses the interpreter's note; the program's own one only
+	# decides the legacy-ELF policy, and a malformed one counts as unmarked
+	for p in block allow; do
+		run "$CETCTL" elf -J --kernel-policy=$p -o FILE,KERNEL "$F/made/note-unordered" \
+			"$F/made/note-shortdesc" "$F/made/note-datasz8" "$F/made/note-big"
+		[ "$status" -eq 0 ]
+		jq -e '[.files[].kernel] == ["allows", "allows", "allows", "allows"]' <<<"$output"
+		jq -e '.summary.enoexec == 0' <<<"$output"
+	done
+}
+
+@test "elf kernel: the interpreter's note fails the exec, its marking does not count" {
+	run "$CETCTL" elf -J --kernel-policy=block -o FILE,KERNEL "$F/made/note-interp-bad" \
+		"$F/made/note-interp-marked" "$F/made/note-interp-missing" \
+		"$F/made/note-interp-notelf" "$F/made/note-interp-nonul"
+	echo "$output"
+	jq -e '[.files[].kernel] == ["ENOEXEC", "allows", "ENOENT", "ELIBBAD", "ENOEXEC"]' <<<"$output"
+}
+
+@test "elf kernel: n/a (not a program) for shared libraries, .o, core files and kernel images" {
+	run "$CETCTL" elf -J --kernel-policy=block -o FILE,TYPE,KERNEL "$F/deps/libdollar.so" \
+		"$F/obj-marked.o" "$F/made/core" "$F/made/vmlinux-like" "$F/made/interp-marked"
+	echo "$output"
+	jq -e '[.files[].kernel] | all(. == "n/a (not a program)")' <<<"$output"
+	jq -e '.summary.kernel_refuses == 0' <<<"$output"
+}
+
+@test "elf kernel: --kernel-policy allow and none; a bad policy is a usage error" {
+	run "$CETCTL" elf -J --kernel-policy=allow -o KERNEL "$F/hello-marked" "$F/made/note-static-unordered"
+	jq -e '[.files[].kernel] == ["allows (policy allow)", "ENOEXEC"] and
+		.summary.kernel_policy == "allow"' <<<"$output"
+	run "$CETCTL" elf -J --kernel-policy=none -o KERNEL "$F/hello-marked" "$F/made/note-static-unordered"
+	jq -e '[.files[].kernel] == ["n/a (no policy)", "n/a (no policy)"] and
+		.summary.enoexec == 0 and .summary.kernel_policy == "none"' <<<"$output"
+	run --separate-stderr "$CETCTL" elf --kernel-policy=maybe "$F/hello-marked"
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"unknown policy 'maybe'"* ]]
+}
+
+@test "elf kernel: the default policy is the kernel's: series config, mainline, no shstk" {
+	local fix=$HOST_TESTS/fixtures/proc
+	# the series' config (ALLOW_BROKEN not set): block
+	run --separate-stderr "$CETCTL" --proc-root "$fix/cet-emulated" elf -n --raw -o KERNEL "$F/hello-marked"
+	[ "$output" = refuses ]
+	[[ $stderr == *"kernel policy block (CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN is not set)"* ]]
+	# mainline 6.12 with shadow stacks: no such policy
+	run --separate-stderr "$CETCTL" --proc-root "$fix/bochs-ref612" elf -n --raw -o KERNEL "$F/hello-marked"
+	[ "$output" = 'n/a\x20(no\x20policy)' ]
+	[[ $stderr == *"kernel policy none (the kernel has no legacy-ELF policy"* ]]
+	# a kernel without shadow stacks, even with the boot parameter
+	cp -a "$fix/host-nocet" "$TMP/nocet"
+	echo "shstk_legacy_elf=block" >"$TMP/nocet/cmdline"
+	run --separate-stderr "$CETCTL" --proc-root "$TMP/nocet" elf -n --raw -o KERNEL "$F/hello-marked"
+	[ "$output" = 'n/a\x20(no\x20policy)' ]
+	# the live kernel: what info says
+	live=$("$CETCTL" info -J | jq -r '.info[] | select(.name == "legacy-elf") | .value')
+	run --separate-stderr "$CETCTL" elf -J -o KERNEL "$F/hello-marked"
+	case "$live" in
+	none) jq -e '.files[0].kernel == "n/a (no policy)"' <<<"$output" ;;
+	block|unknown) jq -e '.files[0].kernel == "refuses"' <<<"$output" ;;
+	allow) jq -e '.files[0].kernel == "allows (policy allow)"' <<<"$output" ;;
+	esac
 }
