@@ -98,6 +98,7 @@ struct elf_ctl {
 	struct elf_deps_ctx *deps;	/* --deps */
 	bool recursive;
 	enum elf_kernel_policy policy;	/* judged for this legacy-ELF policy */
+	bool x32_abi;			/* the kernel runs x32 programs */
 	const char *policy_name;	/* "block", "allow", "none" */
 	const char *policy_why;		/* where it comes from */
 	/* the last interpreter read: nearly every program has the same one */
@@ -144,8 +145,12 @@ static void running_policy(struct elf_ctl *ctl)
 	struct cet_sysinfo si;
 	const char *name = "unknown", *why = "the kernel cannot be read";
 
-	if (cet_sysinfo_read(cetctl_globals.proc_root, &si) == 0)
+	if (cet_sysinfo_read(cetctl_globals.proc_root, &si) == 0) {
 		name = cet_sysinfo_legacy_policy(&si, &why);
+		ctl->x32_abi = si.kconfig_x32 == CET_YES;
+	}
+	if (ctl->policy_name)
+		return;		/* --kernel-policy named one */
 	ctl->policy_why = why;
 	if (strcmp(name, "allow") == 0) {
 		ctl->policy = ELF_POLICY_ALLOW;
@@ -227,15 +232,22 @@ static enum elf_kernel_verdict judge_kernel(struct elf_ctl *ctl, const struct el
 		/* as open_exec() would: from the root, needing execute permission */
 		if (strcmp(ctl->interp_path, k->interp) != 0) {
 			snprintf(ctl->interp_path, sizeof(ctl->interp_path), "%s", k->interp);
+			struct stat st;
+
 			if (faccessat(AT_FDCWD, k->interp, X_OK, AT_EACCESS) != 0)
 				ctl->interp_rc = -errno;
+			/* elf_read() of its ELF header comes up short: EIO */
+			else if (stat(k->interp, &st) == 0 && S_ISREG(st.st_mode) &&
+				 st.st_size < (in->elfclass == ELFCLASS64 ? (off_t)sizeof(Elf64_Ehdr) :
+					       (off_t)sizeof(Elf32_Ehdr)))
+				ctl->interp_rc = -EIO;
 			else
 				ctl->interp_rc = elf_cet_read_path(k->interp, &ctl->interp);
 		}
 		interp_rc = ctl->interp_rc;
 		interp = interp_rc == 0 ? &ctl->interp : NULL;
 	}
-	return elf_kernel_judge(in, interp, interp_rc, ctl->policy, kerr, NULL);
+	return elf_kernel_judge(in, interp, interp_rc, ctl->policy, ctl->x32_abi, kerr, NULL);
 }
 
 static const char *kernel_str(enum elf_kernel_verdict v, int kerr,
@@ -771,8 +783,8 @@ int cmd_elf(int argc, char **argv)
 			return CETCTL_EXIT_FAILURE;
 		}
 	}
-	if (!ctl.policy_name)
-		running_policy(&ctl);
+	/* the policy (unless named) and x32 support of the running or recorded kernel */
+	running_policy(&ctl);
 	ctl.tb = cetctl_table_new(elf_columns, ids, nids, &oa.topts);
 	if (!ctl.tb)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");

@@ -11,6 +11,7 @@
 #   /usr/bin/cetctl                         (if built)
 #   /usr/lib/cetctl/libcetctl-preload.so    (if built)
 #   /usr/libexec/cetctl/helpers/*           (build/tests/guest-helpers/*, on PATH in the guest)
+#   /usr/libexec/cetctl/fixtures/           (build/tests/guest-fixtures: the ELF fixtures, elf-oracle.bats)
 #   /tests/*.bats, /tests/lib/              (tests/guest/)
 #   /usr/bin/cetctl-expect                  (vm/guest-expect: declare expected kernel lines)
 # Reproducible: files sorted, mtimes fixed to 0, owner root, gzip -n.
@@ -137,6 +138,12 @@ if [[ -d $BUILD/tests/guest-helpers ]]; then
     cp -L "$h" "$ST/usr/libexec/cetctl/helpers/"
     [[ -x $h ]] && put_libs "$h"
   done
+fi
+
+# the host tier's ELF fixtures, built for this path (tests/guest/elf-oracle.bats)
+if [[ -d $BUILD/tests/guest-fixtures ]]; then
+  mkdir -p "$ST/usr/libexec/cetctl"
+  cp -a "$BUILD/tests/guest-fixtures" "$ST/usr/libexec/cetctl/fixtures"
 fi
 
 # the suites

@@ -665,7 +665,7 @@ static int kernel_facts(const struct elf_src *s, const struct elf_hdrs *h, bool 
 
 enum elf_kernel_verdict elf_kernel_judge(const struct elf_cet_info *prog,
 					 const struct elf_cet_info *interp, int interp_rc,
-					 enum elf_kernel_policy policy, int *err,
+					 enum elf_kernel_policy policy, bool x32_abi, int *err,
 					 const char **why)
 {
 	const struct elf_kernel_facts *k = &prog->kfacts;
@@ -691,6 +691,11 @@ enum elf_kernel_verdict elf_kernel_judge(const struct elf_cet_info *prog,
 	if (policy == ELF_POLICY_NONE) {
 		*why = "the kernel has no legacy-ELF policy";
 		return ELF_KERNEL_NO_POLICY;
+	}
+	if (prog->elfclass == ELFCLASS32 && prog->machine == EM_X86_64 && !x32_abi) {
+		*err = -ENOEXEC;
+		*why = "x32 program on a kernel without CONFIG_X86_X32_ABI";
+		return ELF_KERNEL_ENOEXEC;
 	}
 	if (!k->phdrs_ok) {
 		*err = -ENOEXEC;
@@ -769,7 +774,8 @@ static int judge_kernel(const struct elf_src *s, const struct elf_hdrs *h, bool 
 	rc = kernel_facts(s, h, elf64, info);
 	if (rc)
 		return rc;
-	info->kernel = elf_kernel_judge(info, NULL, 0, ELF_POLICY_BLOCK, &info->kernel_err, NULL);
+	info->kernel = elf_kernel_judge(info, NULL, 0, ELF_POLICY_BLOCK, true,
+					&info->kernel_err, NULL);
 	return 0;
 }
 

@@ -192,6 +192,8 @@ int elf_cet_read_mem(const void *image, size_t size, struct elf_cet_info *out);
  *  - Then the program's own first PT_GNU_PROPERTY (a malformed one counts
  *    as unmarked) with IBT or SHSTK is BLOCKS under "block",
  *    ALLOWS_LEGACY under "allow"; 32-bit and x32 programs are NO_SHSTK.
+ *  - x32 programs fail with ENOEXEC unless @x32_abi (CONFIG_X86_X32_ABI):
+ *    compat_elf_check_arch() refuses them before anything else.
  * @interp is the interpreter's information (read by the caller) and
  * @interp_rc the result of reading it: 0, -errno of open, or
  * ELF_CET_ENOTELF/ELF_CET_ECORRUPT; @interp NULL means "assumed sound".
@@ -200,7 +202,7 @@ int elf_cet_read_mem(const void *image, size_t size, struct elf_cet_info *out);
  */
 enum elf_kernel_verdict elf_kernel_judge(const struct elf_cet_info *prog,
 					 const struct elf_cet_info *interp, int interp_rc,
-					 enum elf_kernel_policy policy, int *err,
+					 enum elf_kernel_policy policy, bool x32_abi, int *err,
 					 const char **why);
 
 /* Short human texts. */

@@ -104,6 +104,7 @@ void cet_kconfig_parse(const char *text, struct cet_sysinfo *si)
 	si->kconfig_allow_broken = kconfig_value(text, "CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN");
 	si->kconfig_legacy_policy =
 		kconfig_mentions(text, "CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN") ? CET_YES : CET_NO;
+	si->kconfig_x32 = kconfig_value(text, "CONFIG_X86_X32_ABI");
 }
 
 void cet_cmdline_parse(const char *text, struct cet_sysinfo *si)
@@ -256,6 +257,7 @@ static void read_kconfig(const char *root, struct cet_sysinfo *si)
 	si->kconfig_shstk = CET_UNKNOWN;
 	si->kconfig_allow_broken = CET_UNKNOWN;
 	si->kconfig_legacy_policy = CET_UNKNOWN;
+	si->kconfig_x32 = CET_UNKNOWN;
 	si->kconfig_source[0] = '\0';
 
 	if (!cet_proc_path(path, sizeof(path), root, "config.gz"))

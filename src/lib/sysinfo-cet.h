@@ -28,6 +28,7 @@ struct cet_sysinfo {
 	/* the config knows that symbol at all: the kernel has the series'
 	 * legacy-ELF policy (mainline does not) */
 	enum cet_tri kconfig_legacy_policy;
+	enum cet_tri kconfig_x32;	/* CONFIG_X86_X32_ABI: x32 programs can run */
 	/* <root>/self/status */
 	enum cet_tri status_lines;	/* x86_Thread_features: present */
 	/* <root>/cmdline */
