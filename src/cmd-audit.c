@@ -112,6 +112,7 @@ static void usage(void)
 	printf("  -n, --noheadings       do not print headings\n");
 	printf("      --raw              use the raw output format\n");
 	printf("  -h, --help             display this help\n");
+	printf("  -V, --version          display version\n");
 	cetctl_columns_help(stdout, audit_columns, NCOLS);
 	printf("\nExit status: 0 on success; 1 when --require finds offenders, a --pid does\n"
 	       "not exist or cannot be checked, the metrics file cannot be written, or on a\n"
@@ -429,6 +430,7 @@ int cmd_audit(int argc, char **argv)
 		{ "prometheus",   required_argument, NULL, OPT_PROMETHEUS },
 		CETCTL_OUTPUT_LONGOPTS,
 		{ "help",         no_argument,       NULL, 'h' },
+		{ "version",      no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ids[CETCTL_MAX_COLUMNS] = { COL_PID, COL_USER, COL_COMM, COL_SHSTK, COL_WRSS,
@@ -451,7 +453,7 @@ int cmd_audit(int argc, char **argv)
 	int c, n, rc, exit_code = CETCTL_EXIT_OK;
 
 	oa.topts.json = cetctl_globals.json;
-	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "hV", longopts, NULL)) != -1) {
 		if (cetctl_output_option(&oa, c, optarg))
 			continue;
 		switch (c) {
@@ -481,6 +483,8 @@ int cmd_audit(int argc, char **argv)
 		case 'h':
 			usage();
 			return CETCTL_EXIT_OK;
+		case 'V':
+			return cetctl_print_version();
 		default:
 			return cetctl_usage_error("audit");
 		}
@@ -587,6 +591,8 @@ int cmd_audit(int argc, char **argv)
 		counts.kernel_support = CET_NO;
 
 	cetctl_table_print(t);
+	if (!oa.topts.json)
+		cetctl_proc_root_note("audit");
 	cetctl_table_free(t);
 	cet_marking_cache_free(cache);
 	free(pids);

@@ -127,6 +127,7 @@ static void usage(void)
 	printf("  -n, --noheadings       don't print headings\n");
 	printf("      --raw              use raw output format\n");
 	printf("  -h, --help             display this help\n");
+	printf("  -V, --version          display version\n");
 	cetctl_columns_help(stdout, elf_columns, NCOLS);
 	printf("\nA summary line goes to stderr (a \"summary\" member with --json).\n");
 	printf("Exit status: 0 all files read, 1 a file could not be read or a usage error.\n");
@@ -668,7 +669,7 @@ static void print_summary_text(const struct elf_ctl *ctl, bool deps)
 {
 	const struct elf_summary *s = &ctl->sum;
 
-	fprintf(stderr, "cetctl elf: %lu ELF file%s: %lu shstk, %lu ibt, %lu note%s ignored by "
+	fprintf(stderr, "cetctl: elf: %lu ELF file%s: %lu shstk, %lu ibt, %lu note%s ignored by "
 		"the loader, %lu refused by the kernel policy, %lu ENOEXEC",
 		s->files, s->files == 1 ? "" : "s", s->shstk, s->ibt, s->ignored,
 		s->ignored == 1 ? "" : "s", s->refused, s->enoexec);
@@ -721,6 +722,7 @@ int cmd_elf(int argc, char **argv)
 		{ "kernel-policy", required_argument, NULL, OPT_KERNEL_POLICY },
 		CETCTL_OUTPUT_LONGOPTS,
 		{ "help",         no_argument,       NULL, 'h' },
+		{ "version",      no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct cetctl_output_args oa = { .topts.json_name = "files" };
@@ -731,7 +733,7 @@ int cmd_elf(int argc, char **argv)
 	int c, rc = CETCTL_EXIT_OK;
 
 	oa.topts.json = cetctl_globals.json;
-	while ((c = getopt_long(argc, argv, "r" CETCTL_OUTPUT_SHORTOPTS "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r" CETCTL_OUTPUT_SHORTOPTS "hV", longopts, NULL)) != -1) {
 		if (cetctl_output_option(&oa, c, optarg))
 			continue;
 		switch (c) {
@@ -748,6 +750,8 @@ int cmd_elf(int argc, char **argv)
 		case 'h':
 			usage();
 			return CETCTL_EXIT_OK;
+		case 'V':
+			return cetctl_print_version();
 		default:
 			return cetctl_usage_error("elf");
 		}
@@ -803,6 +807,7 @@ int cmd_elf(int argc, char **argv)
 			cetctl_table_print(ctl.tb);
 		fflush(stdout);		/* the summary comes after the table */
 		print_summary_text(&ctl, deps);
+		cetctl_proc_root_note("elf");
 	}
 	cetctl_table_free(ctl.tb);
 	elf_deps_ctx_free(ctl.deps);

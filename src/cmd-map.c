@@ -311,6 +311,7 @@ static void usage(void)
 	printf("                       if they are off in cetctl itself)\n");
 	printf("  -J, --json           use JSON output format\n");
 	printf("  -h, --help           display this help\n");
+	printf("  -V, --version        display version\n");
 	printf("\nExit status: 0 success, 1 failure or usage error, 2 no shadow-stack support\n"
 	       "in this CPU or kernel.\n");
 }

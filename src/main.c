@@ -48,6 +48,25 @@ int cetctl_print_version(void)
 	return CETCTL_EXIT_OK;
 }
 
+bool cetctl_proc_root_is_recorded(void)
+{
+	const char *r = cetctl_globals.proc_root;
+
+	return r && *r && strcmp(r, "/proc") != 0 && strcmp(r, "/proc/") != 0;
+}
+
+const char *cetctl_proc_root_origin(void)
+{
+	return cetctl_globals.proc_root_origin ? cetctl_globals.proc_root_origin : "--proc-root";
+}
+
+void cetctl_proc_root_note(const char *cmd)
+{
+	if (cetctl_proc_root_is_recorded())
+		fprintf(stderr, "cetctl: %s: reading %s instead of /proc (%s)\n", cmd,
+			cetctl_globals.proc_root, cetctl_proc_root_origin());
+}
+
 /*
  * At exit, as util-linux's close_stdout() does: an audit tool whose output
  * went nowhere must not report success. A stream error seen earlier, or a
@@ -96,7 +115,8 @@ static void usage(void)
 		printf("  %-8s %s\n", commands[i].name, commands[i].summary);
 	printf("\nOptions:\n");
 	printf("  -J, --json             use JSON output format\n");
-	printf("      --proc-root <dir>  read process information from <dir> instead of /proc\n");
+	printf("      --proc-root <dir>  read process information from <dir> instead of /proc\n"
+	       "                         (also CETCTL_PROC_ROOT=<dir>); every output says so\n");
 	printf("  -h, --help             display this help\n");
 	printf("  -V, --version          display version\n");
 	printf("\nRun 'cetctl <command> --help' for the options of a command.\n");
@@ -127,8 +147,10 @@ int main(int argc, char **argv)
 	atexit(close_stdout);
 
 	env = getenv("CETCTL_PROC_ROOT");
-	if (env && *env)
+	if (env && *env) {
 		cetctl_globals.proc_root = env;
+		cetctl_globals.proc_root_origin = "CETCTL_PROC_ROOT";
+	}
 
 	/* '+': stop at the first non-option, the subcommand owns the rest. */
 	while ((c = getopt_long(argc, argv, "+JhV", longopts, NULL)) != -1) {
@@ -138,6 +160,7 @@ int main(int argc, char **argv)
 			break;
 		case 'P':
 			cetctl_globals.proc_root = optarg;
+			cetctl_globals.proc_root_origin = "--proc-root";
 			break;
 		case 'h':
 			usage();

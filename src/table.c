@@ -30,6 +30,8 @@ static int column_by_name(const struct cetctl_column *cols, size_t ncols,
 	return -1;
 }
 
+static const char *parse_cmd = "";	/* for the messages: "elf: " */
+
 int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
 			 const char *list, int *ids, size_t *nids)
 {
@@ -52,17 +54,17 @@ int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
 			continue;
 		id = column_by_name(cols, ncols, p, len);
 		if (id < 0) {
-			warnx("unknown column: %.*s", (int)len, p);
+			warnx("%sunknown column: %.*s", parse_cmd, (int)len, p);
 			return -1;
 		}
 		if (*nids >= CETCTL_MAX_COLUMNS) {
-			warnx("too many columns");
+			warnx("%stoo many columns", parse_cmd);
 			return -1;
 		}
 		ids[(*nids)++] = id;
 	}
 	if (*nids == 0) {
-		warnx("no columns given");
+		warnx("%sno columns given", parse_cmd);
 		return -1;
 	}
 	return 0;
@@ -224,9 +226,60 @@ struct libscols_table *cetctl_table_scols(struct cetctl_table *t)
 	return t->tb;
 }
 
+/* @s as a JSON string: quotes, backslashes and control characters escaped. */
+static void json_string(FILE *out, const char *s)
+{
+	char *clean = NULL;
+
+	if (cet_utf8_sanitize(s, &clean) < 0)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	if (clean)
+		s = clean;
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+	free(clean);
+}
+
 int cetctl_table_print(struct cetctl_table *t)
 {
-	return scols_print_table(t->tb);
+	FILE *out = scols_table_get_stream(t->tb) ? scols_table_get_stream(t->tb) : stdout, *mem;
+	char *buf = NULL, *end;
+	size_t len = 0;
+	int rc;
+
+	if (!t->json || !cetctl_proc_root_is_recorded())
+		return scols_print_table(t->tb);
+	/* one more member next to the array: where the data came from */
+	mem = open_memstream(&buf, &len);
+	if (!mem)
+		return -ENOMEM;
+	scols_table_set_stream(t->tb, mem);
+	rc = scols_print_table(t->tb);
+	fclose(mem);
+	scols_table_set_stream(t->tb, out);
+	end = buf ? strrchr(buf, '}') : NULL;
+	if (rc || !end) {
+		free(buf);
+		return rc ? rc : -EINVAL;
+	}
+	while (end > buf && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	fwrite(buf, 1, (size_t)(end - buf), out);
+	fputs(",\n   \"proc_root\": ", out);
+	json_string(out, cetctl_globals.proc_root);
+	fputs("\n}\n", out);
+	free(buf);
+	return 0;
 }
 
 void cetctl_table_free(struct cetctl_table *t)
@@ -267,7 +320,16 @@ int cetctl_output_columns(const struct cetctl_output_args *oa, const struct cetc
 		cetctl_columns_list(stdout, cols, ncols, oa->topts.json);
 		return CETCTL_EXIT_OK;
 	}
-	if (oa->outlist && cetctl_columns_parse(cols, ncols, oa->outlist, ids, nids) < 0)
-		return cetctl_usage_error(cmd);
+	if (oa->outlist) {
+		char prefix[32];
+		int rc;
+
+		snprintf(prefix, sizeof(prefix), "%s: ", cmd);
+		parse_cmd = prefix;
+		rc = cetctl_columns_parse(cols, ncols, oa->outlist, ids, nids);
+		parse_cmd = "";
+		if (rc < 0)
+			return cetctl_usage_error(cmd);
+	}
 	return CETCTL_OUTPUT_CONTINUE;
 }

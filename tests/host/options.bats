@@ -184,3 +184,17 @@ check_cmd() {
 	[ "$status" -eq 1 ]
 	[[ $output == *"--bogus-opt is in the bash completion but not in --help"* ]]
 }
+
+@test "options: -V/--version on every subcommand, exit 0 on stdout, listed in --help" {
+	local cmd want
+	want=$("$CETCTL" --version)
+	[[ $want == "cetctl "* ]]
+	for cmd in elf status audit info run map; do
+		for o in -V --version; do
+			run --separate-stderr "$CETCTL" "$cmd" "$o"
+			[ "$status" -eq 0 ] || { echo "$cmd $o: exit $status: $stderr"; return 1; }
+			[ "$output" = "$want" ] || { echo "$cmd $o: '$output'"; return 1; }
+		done
+		"$CETCTL" "$cmd" --help | grep -qE -- '-V, --version' || { echo "$cmd --help lacks -V, --version"; return 1; }
+	done
+}

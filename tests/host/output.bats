@@ -66,3 +66,24 @@ out_fails() {
 	[ "$status" -eq 0 ]
 	[[ $output != *"write error"* ]]
 }
+
+@test "output: one error-prefix style, 'cetctl: CMD: ...', for every subcommand" {
+	local line
+	check() {	# check CMD ARGS...: the first stderr line of cetctl CMD ARGS
+		run --separate-stderr "$CETCTL" "$@"
+		line=${stderr%%$'\n'*}
+		[[ $line == "cetctl: $1: "* ]] || { echo "$*: '$line'"; return 1; }
+	}
+	check elf -o NOPE /bin/true
+	check elf /nonexistent
+	check elf /dev/null
+	check status -o NOPE self
+	check status 999999999
+	check audit -o NOPE
+	check audit --pid abc
+	check info -o NOPE
+	check map --size abc
+	# the summary of elf follows the same style
+	run --separate-stderr "$CETCTL" elf /bin/true
+	[[ $stderr == "cetctl: elf: 1 ELF file"* ]]
+}
