@@ -294,7 +294,9 @@ static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json
 		cetctl_table_setf(t, ln, COL_SS_VMAS, "%zu", pc->vmas.n);
 		cetctl_table_setf(t, ln, COL_SS_SIZE, "%lu", size);
 	}
-	cetctl_table_set(t, ln, COL_MARKING, cet_marking_str(pc->exe_marking, buf, sizeof(buf)));
+	/* unknown marking: "?" in the table, null in JSON */
+	cetctl_table_set(t, ln, COL_MARKING, json && pc->exe_marking < 0 ? NULL :
+			 cet_marking_str(pc->exe_marking, buf, sizeof(buf)));
 	cetctl_table_set(t, ln, COL_VERDICT, proc_cet_verdict(pc, buf, sizeof(buf)));
 }
 
@@ -409,6 +411,38 @@ static int write_prometheus(const char *file, const struct audit_counts *c,
 	if (rc)
 		unlink(tmp);
 	return rc;
+}
+
+/*
+ * The "summary" member of audit -J: what was scanned, checked and skipped,
+ * whether the kernel reports shadow-stack state, and the policy's outcome,
+ * so a consumer never has to infer "nothing checked" from an empty list.
+ */
+static char *summary_json(const struct audit_counts *c, const char *require)
+{
+	const char *ks = c->kernel_support == CET_YES ? "true" :
+			 c->kernel_support == CET_NO ? "false" : "null";
+	char *s = NULL, off[32];
+	int n;
+
+	/* --require was checked by parse_require(): only [a-z,], no escaping */
+	if (require)
+		snprintf(off, sizeof(off), "%lu", c->offenders);
+	else
+		snprintf(off, sizeof(off), "null");
+	n = asprintf(&s, "\"summary\": {\"processes\": %lu, \"checked\": %lu, "
+		     "\"offenders\": %s, \"require\": %s%s%s, \"kernel_support\": %s, "
+		     "\"states\": {\"enabled_locked\": %lu, \"enabled_unlocked\": %lu, "
+		     "\"mixed\": %lu, \"disabled\": %lu, \"wrss\": %lu}, "
+		     "\"skipped\": {\"kernel_thread\": %lu, \"zombie\": %lu, "
+		     "\"vanished\": %lu, \"unreadable\": %lu, \"pids_unchecked\": %lu}}",
+		     c->scanned, c->checked, off,
+		     require ? "\"" : "", require ? require : "null", require ? "\"" : "",
+		     ks, c->enabled_locked, c->enabled_unlocked, c->mixed, c->disabled, c->wrss,
+		     c->kthreads, c->zombies, c->vanished, c->unreadable, c->pids_unchecked);
+	if (n < 0)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	return s;
 }
 
 static double now(void)
@@ -590,7 +624,14 @@ int cmd_audit(int argc, char **argv)
 	    counts.no_kernel_support == counts.scanned)
 		counts.kernel_support = CET_NO;
 
-	cetctl_table_print(t);
+	if (oa.topts.json) {
+		char *sum = summary_json(&counts, require);
+
+		cetctl_table_print_members(t, sum);
+		free(sum);
+	} else {
+		cetctl_table_print(t);
+	}
 	if (!oa.topts.json)
 		cetctl_proc_root_note("audit");
 	cetctl_table_free(t);

@@ -99,6 +99,7 @@ struct elf_ctl {
 	bool recursive;
 	enum elf_kernel_policy policy;	/* judged for this legacy-ELF policy */
 	bool x32_abi;			/* the kernel runs x32 programs */
+	bool json;			/* "-" (nothing) is null there */
 	const char *policy_name;	/* "block", "allow", "none" */
 	const char *policy_why;		/* where it comes from */
 	/* the last interpreter read: nearly every program has the same one */
@@ -273,6 +274,14 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* Set a cell; "-" (nothing to show) is null in JSON, not a string. */
+static void set_cell(struct elf_ctl *ctl, struct libscols_line *ln, int col, const char *v)
+{
+	if (ctl->json && v && strcmp(v, "-") == 0)
+		v = NULL;
+	cetctl_table_set(ctl->tb, ln, col, v);
+}
+
 /* "ok" or "no: a,b,c +N" for the objects lacking @bit as the loader sees it. */
 static char *closure_verdict(const struct elf_closure *c, uint32_t bit)
 {
@@ -333,8 +342,8 @@ static int add_deps(struct elf_ctl *ctl, struct libscols_line *ln, const char *p
 
 	if (!in->x86 || in->kind == ELF_KIND_REL || in->kind == ELF_KIND_STATIC ||
 	    in->kind == ELF_KIND_STATIC_PIE || in->kind == ELF_KIND_OTHER) {
-		cetctl_table_set(ctl->tb, ln, COL_DEPS, "-");
-		cetctl_table_set(ctl->tb, ln, COL_DEPS_IBT, "-");
+		set_cell(ctl, ln, COL_DEPS, "-");
+		set_cell(ctl, ln, COL_DEPS_IBT, "-");
 		return 0;
 	}
 	rc = elf_deps_closure(ctl->deps, path, in, &c);
@@ -344,18 +353,18 @@ static int add_deps(struct elf_ctl *ctl, struct libscols_line *ln, const char *p
 	}
 	if (c.nobjs && c.objs[0]->dyn_rc) {
 		/* e.g. a separate .debug file: headers without contents */
-		cetctl_table_set(ctl->tb, ln, COL_DEPS, "unknown: unreadable dynamic section");
-		cetctl_table_set(ctl->tb, ln, COL_DEPS_IBT, "unknown: unreadable dynamic section");
+		set_cell(ctl, ln, COL_DEPS, "unknown: unreadable dynamic section");
+		set_cell(ctl, ln, COL_DEPS_IBT, "unknown: unreadable dynamic section");
 		elf_closure_free(&c);
 		return 0;
 	}
 	v = closure_verdict(&c, CET_X86_FEATURE_1_SHSTK);
 	if (v && strcmp(v, "ok") == 0)
 		ctl->sum.deps_ok++;
-	cetctl_table_set(ctl->tb, ln, COL_DEPS, v);
+	set_cell(ctl, ln, COL_DEPS, v);
 	free(v);
 	v = closure_verdict(&c, CET_X86_FEATURE_1_IBT);
-	cetctl_table_set(ctl->tb, ln, COL_DEPS_IBT, v);
+	set_cell(ctl, ln, COL_DEPS_IBT, v);
 	free(v);
 	cetctl_table_setf(ctl->tb, ln, COL_DEPS_COUNT, "%zu", c.nobjs);
 	if (c.nmissing && cetctl_table_has(ctl->tb, COL_MISSING)) {
@@ -372,7 +381,7 @@ static int add_deps(struct elf_ctl *ctl, struct libscols_line *ln, const char *p
 					strcat(m, ",");
 				strcat(m, c.missing[i]);
 			}
-			cetctl_table_set(ctl->tb, ln, COL_MISSING, m);
+			set_cell(ctl, ln, COL_MISSING, m);
 			free(m);
 		}
 	}
@@ -405,12 +414,12 @@ static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_
 	if (kv == ELF_KERNEL_ENOEXEC)
 		ctl->sum.enoexec++;
 
-	cetctl_table_set(ctl->tb, ln, COL_FILE, path);
-	cetctl_table_set(ctl->tb, ln, COL_ARCH, elf_cet_arch_str(in, buf, sizeof(buf)));
-	cetctl_table_set(ctl->tb, ln, COL_TYPE, elf_cet_kind_str(in->kind));
-	cetctl_table_set(ctl->tb, ln, COL_IBT,
+	set_cell(ctl, ln, COL_FILE, path);
+	set_cell(ctl, ln, COL_ARCH, elf_cet_arch_str(in, buf, sizeof(buf)));
+	set_cell(ctl, ln, COL_TYPE, elf_cet_kind_str(in->kind));
+	set_cell(ctl, ln, COL_IBT,
 			 have_f1 && (n->feature_1_and & CET_X86_FEATURE_1_IBT) ? "yes" : "no");
-	cetctl_table_set(ctl->tb, ln, COL_SHSTK,
+	set_cell(ctl, ln, COL_SHSTK,
 			 have_f1 && (n->feature_1_and & CET_X86_FEATURE_1_SHSTK) ? "yes" : "no");
 	if (have_f1 && (n->feature_1_and & (CET_X86_FEATURE_1_LAM_U48 | CET_X86_FEATURE_1_LAM_U57)))
 		cetctl_table_setf(ctl->tb, ln, COL_LAM, "%s%s%s",
@@ -419,23 +428,23 @@ static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_
 				  (n->feature_1_and & CET_X86_FEATURE_1_LAM_U57) ? "," : "",
 				  n->feature_1_and & CET_X86_FEATURE_1_LAM_U57 ? "u57" : "");
 	else
-		cetctl_table_set(ctl->tb, ln, COL_LAM, "-");
+		set_cell(ctl, ln, COL_LAM, "-");
 	if (have_f1)
 		cetctl_table_setf(ctl->tb, ln, COL_FEATURE_1_AND, "%#x", n->feature_1_and);
 	else
-		cetctl_table_set(ctl->tb, ln, COL_FEATURE_1_AND, "-");
-	cetctl_table_set(ctl->tb, ln, COL_ISA_NEEDED, n->present & ELF_PROP_HAVE_ISA_1_NEEDED ?
+		set_cell(ctl, ln, COL_FEATURE_1_AND, "-");
+	set_cell(ctl, ln, COL_ISA_NEEDED, n->present & ELF_PROP_HAVE_ISA_1_NEEDED ?
 			 elf_isa_1_str(n->isa_1_needed, buf, sizeof(buf)) : "-");
-	cetctl_table_set(ctl->tb, ln, COL_ISA_USED, n->present & ELF_PROP_HAVE_ISA_1_USED ?
+	set_cell(ctl, ln, COL_ISA_USED, n->present & ELF_PROP_HAVE_ISA_1_USED ?
 			 elf_isa_1_str(n->isa_1_used, buf, sizeof(buf)) : "-");
-	cetctl_table_set(ctl->tb, ln, COL_FEATURE_2_USED, n->present & ELF_PROP_HAVE_FEATURE_2_USED ?
+	set_cell(ctl, ln, COL_FEATURE_2_USED, n->present & ELF_PROP_HAVE_FEATURE_2_USED ?
 			 elf_feature_2_str(n->feature_2_used, buf, sizeof(buf)) : "-");
-	cetctl_table_set(ctl->tb, ln, COL_NOTE, elf_note_source_str(in->source));
+	set_cell(ctl, ln, COL_NOTE, elf_note_source_str(in->source));
 	if (in->kind == ELF_KIND_REL && !(n->found && n->problem != ELF_PROP_OK))
-		cetctl_table_set(ctl->tb, ln, COL_LOADER, "-");
+		set_cell(ctl, ln, COL_LOADER, "-");
 	else
-		cetctl_table_set(ctl->tb, ln, COL_LOADER, loader_str(in, buf, sizeof(buf)));
-	cetctl_table_set(ctl->tb, ln, COL_KERNEL, kernel_str(kv, kerr, in));
+		set_cell(ctl, ln, COL_LOADER, loader_str(in, buf, sizeof(buf)));
+	set_cell(ctl, ln, COL_KERNEL, kernel_str(kv, kerr, in));
 	if (ctl->deps && add_deps(ctl, ln, path, in) != 0)
 		ctl->sum.errors++;
 }
@@ -789,6 +798,7 @@ int cmd_elf(int argc, char **argv)
 	}
 	/* the policy (unless named) and x32 support of the running or recorded kernel */
 	running_policy(&ctl);
+	ctl.json = oa.topts.json;
 	ctl.tb = cetctl_table_new(elf_columns, ids, nids, &oa.topts);
 	if (!ctl.tb)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");

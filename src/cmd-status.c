@@ -152,7 +152,9 @@ static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 		list = NULL;
 		len = 0;
 	}
-	cetctl_table_set(t, ln, COL_MARKING, cet_marking_str(pc->exe_marking, buf, sizeof(buf)));
+	/* unknown marking: "?" in the table, null in JSON */
+	cetctl_table_set(t, ln, COL_MARKING, ctl->json && pc->exe_marking < 0 ? NULL :
+			 cet_marking_str(pc->exe_marking, buf, sizeof(buf)));
 	if (!pc->objs_errno) {
 		cetctl_table_setf(t, ln, COL_OBJECTS, "%zu", pc->objs.n);
 		for (i = 0; i < pc->objs.n; i++) {

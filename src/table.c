@@ -250,14 +250,63 @@ static void json_string(FILE *out, const char *s)
 	free(clean);
 }
 
+/*
+ * libsmartcols writes an empty list cell as [null]: make it []. Outside the
+ * strings, a null alone between brackets can only be that.
+ */
+static void empty_arrays(char *buf)
+{
+	char *r = buf, *w = buf;
+	bool in_string = false;
+
+	while (*r) {
+		if (in_string) {
+			if (*r == '\\' && r[1]) {
+				*w++ = *r++;
+			} else if (*r == '"') {
+				in_string = false;
+			}
+			*w++ = *r++;
+			continue;
+		}
+		if (*r == '"') {
+			in_string = true;
+			*w++ = *r++;
+			continue;
+		}
+		if (*r == '[') {
+			char *p = r + 1;
+
+			p += strspn(p, " \n");
+			if (strncmp(p, "null", 4) == 0) {
+				p += 4;
+				p += strspn(p, " \n");
+				if (*p == ']') {
+					*w++ = '[';
+					*w++ = ']';
+					r = p + 1;
+					continue;
+				}
+			}
+		}
+		*w++ = *r++;
+	}
+	*w = '\0';
+}
+
 int cetctl_table_print(struct cetctl_table *t)
+{
+	return cetctl_table_print_members(t, NULL);
+}
+
+int cetctl_table_print_members(struct cetctl_table *t, const char *members)
 {
 	FILE *out = scols_table_get_stream(t->tb) ? scols_table_get_stream(t->tb) : stdout, *mem;
 	char *buf = NULL, *end;
 	size_t len = 0;
 	int rc;
 
-	if (!t->json || !cetctl_proc_root_is_recorded())
+	if (!t->json)
 		return scols_print_table(t->tb);
 	/* one more member next to the array: where the data came from */
 	mem = open_memstream(&buf, &len);
@@ -274,9 +323,15 @@ int cetctl_table_print(struct cetctl_table *t)
 	}
 	while (end > buf && (end[-1] == '\n' || end[-1] == ' '))
 		end--;
-	fwrite(buf, 1, (size_t)(end - buf), out);
-	fputs(",\n   \"proc_root\": ", out);
-	json_string(out, cetctl_globals.proc_root);
+	*end = '\0';
+	empty_arrays(buf);
+	fputs(buf, out);
+	if (cetctl_proc_root_is_recorded()) {
+		fputs(",\n   \"proc_root\": ", out);
+		json_string(out, cetctl_globals.proc_root);
+	}
+	if (members)
+		fprintf(out, ",\n   %s", members);
 	fputs("\n}\n", out);
 	free(buf);
 	return 0;

@@ -102,6 +102,12 @@ int cetctl_table_setf(struct cetctl_table *t, struct libscols_line *ln,
 bool cetctl_table_has(const struct cetctl_table *t, int colid);
 struct libscols_table *cetctl_table_scols(struct cetctl_table *t);
 int cetctl_table_print(struct cetctl_table *t);
+/*
+ * The same; in JSON mode @members (NULL, or JSON text such as
+ * "\"summary\": {...}") goes into the top-level object after the array,
+ * next to "proc_root" when a recorded tree stands in for /proc.
+ */
+int cetctl_table_print_members(struct cetctl_table *t, const char *members);
 void cetctl_table_free(struct cetctl_table *t);
 
 #endif
