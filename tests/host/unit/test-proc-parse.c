@@ -259,11 +259,13 @@ static void test_cmdline(void)
 	CHECK(si.clearcpuid[0] == '\0' && !si.clearcpuid_shstk);
 	CHECK(si.shstk_legacy_elf[0] == '\0');
 
-	/* Policy: boot parameter over Kconfig; n/a without kernel support. */
+	/* Policy: boot parameter over Kconfig; none without kernel support
+	 * or on a kernel whose config does not know the policy (mainline). */
 	memset(&si, 0, sizeof(si));
 	si.kconfig_shstk = CET_YES;
 	si.status_lines = CET_YES;
 	si.kconfig_allow_broken = CET_YES;
+	si.kconfig_legacy_policy = CET_YES;
 	pol = cet_sysinfo_legacy_policy(&si, &why);
 	CHECK_STR(pol, "allow");
 	snprintf(si.shstk_legacy_elf, sizeof(si.shstk_legacy_elf), "block");
@@ -272,9 +274,15 @@ static void test_cmdline(void)
 	CHECK(strstr(why, "shstk_legacy_elf=block") != NULL);
 	si.shstk_legacy_elf[0] = '\0';
 	si.kconfig_allow_broken = CET_UNKNOWN;
+	si.kconfig_legacy_policy = CET_UNKNOWN;
 	CHECK_STR(cet_sysinfo_legacy_policy(&si, &why), "unknown");
+	/* mainline: shadow stacks, no ALLOW_BROKEN symbol; the parameter means nothing */
+	si.kconfig_allow_broken = CET_NO;
+	si.kconfig_legacy_policy = CET_NO;
+	snprintf(si.shstk_legacy_elf, sizeof(si.shstk_legacy_elf), "block");
+	CHECK_STR(cet_sysinfo_legacy_policy(&si, &why), "none");
 	si.kconfig_shstk = CET_NO;
-	CHECK_STR(cet_sysinfo_legacy_policy(&si, &why), "n/a");
+	CHECK_STR(cet_sysinfo_legacy_policy(&si, &why), "none");
 }
 
 static void test_glibc_version(void)
