@@ -33,6 +33,16 @@ _cetctl()
 	map)    opts="--size --addr --token --hold --pivot --json --help --version" ;;
 	esac
 
+	# -o/--output: the command's own column names
+	case "$cmd" in
+	elf|status|audit|info)
+		if [[ $prev == -o || $prev == --output ]]; then
+			COMPREPLY=($(compgen -W "$(cetctl "$cmd" --list-columns -n --raw 2>/dev/null |
+				awk '{ print $1 }')" -- "$cur"))
+			return
+		fi ;;
+	esac
+
 	case "$cmd" in
 	elf) if [[ $cur != -* ]]; then _filedir; return; fi ;;
 	status) if [[ $cur != -* ]]; then COMPREPLY=($(compgen -W "self $(command ls /proc 2>/dev/null | grep -E '^[0-9]+$')" -- "$cur")); return; fi ;;

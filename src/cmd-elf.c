@@ -402,9 +402,10 @@ static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output line");
 
 	ctl->sum.files++;
-	if (in->loader_feature_1_and & CET_X86_FEATURE_1_SHSTK)
+	/* markings the loader would honour: a .o is never loaded */
+	if (in->kind != ELF_KIND_REL && (in->loader_feature_1_and & CET_X86_FEATURE_1_SHSTK))
 		ctl->sum.shstk++;
-	if (in->loader_feature_1_and & CET_X86_FEATURE_1_IBT)
+	if (in->kind != ELF_KIND_REL && (in->loader_feature_1_and & CET_X86_FEATURE_1_IBT))
 		ctl->sum.ibt++;
 	if (n->found && n->problem != ELF_PROP_OK)
 		ctl->sum.ignored++;

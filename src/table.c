@@ -71,14 +71,16 @@ int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
 }
 
 void cetctl_columns_list(FILE *out, const struct cetctl_column *cols,
-			 size_t ncols, bool json)
+			 size_t ncols, const struct cetctl_table_opts *opts)
 {
 	struct libscols_table *tb = scols_new_table();
 	size_t i;
 
 	if (!tb)
 		err(1, "failed to allocate output table");
-	scols_table_enable_json(tb, json);
+	scols_table_enable_json(tb, opts->json);
+	scols_table_enable_raw(tb, opts->raw);
+	scols_table_enable_noheadings(tb, opts->noheadings);
 	scols_table_set_name(tb, "columns");
 	scols_table_new_column(tb, "NAME", 0, 0);
 	scols_table_new_column(tb, "DESCRIPTION", 0, SCOLS_FL_TRUNC);
@@ -372,7 +374,7 @@ int cetctl_output_columns(const struct cetctl_output_args *oa, const struct cetc
 			  size_t ncols, int *ids, size_t *nids, const char *cmd)
 {
 	if (oa->list_columns) {
-		cetctl_columns_list(stdout, cols, ncols, oa->topts.json);
+		cetctl_columns_list(stdout, cols, ncols, &oa->topts);
 		return CETCTL_EXIT_OK;
 	}
 	if (oa->outlist) {

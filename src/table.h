@@ -38,9 +38,10 @@ struct cetctl_table;
  */
 int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
 			 const char *list, int *ids, size_t *nids);
-/* --list-columns: one line per column, or a JSON array with -J. */
+/* --list-columns: one line per column, or a JSON array with -J; -n and
+ * --raw apply too. */
 void cetctl_columns_list(FILE *out, const struct cetctl_column *cols,
-			 size_t ncols, bool json);
+			 size_t ncols, const struct cetctl_table_opts *opts);
 /* Append the column help to a --help text. */
 void cetctl_columns_help(FILE *out, const struct cetctl_column *cols, size_t ncols);
 

@@ -467,3 +467,9 @@ PY
 	allow) jq -e '.files[0].kernel == "allows (policy allow)"' <<<"$output" ;;
 	esac
 }
+
+@test "elf: relocatable objects are not counted as shstk/ibt in the summary" {
+	run --separate-stderr "$CETCTL" elf -J "$F/obj-marked.o" "$F/hello-marked"
+	[ "$status" -eq 0 ]
+	jq -e '.files[0].shstk and .summary.files == 2 and .summary.shstk == 1 and .summary.ibt == 1' <<<"$output"
+}
