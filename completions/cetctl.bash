@@ -23,13 +23,24 @@ _cetctl()
 	"") opts="$global_opts"
 	    if [[ $prev == --proc-root ]]; then _filedir -d; return; fi
 	    if [[ $cur != -* ]]; then COMPREPLY=($(compgen -W "$cmds" -- "$cur")); return; fi ;;
-	elf)    opts="--recursive --deps --json --output --list-columns --noheadings --raw --help" ;;
-	status) opts="--json --output --list-columns --noheadings --raw --help" ;;
-	audit)  opts="--user --comm --pid --require --prometheus --label --json --output --list-columns --noheadings --raw --help" ;;
-	info)   opts="--json --output --list-columns --noheadings --raw --help" ;;
+	elf)    opts="--recursive --deps --kernel-policy --json --output --list-columns --noheadings --raw --help --version"
+	        if [[ $prev == --kernel-policy ]]; then COMPREPLY=($(compgen -W "block allow none" -- "$cur")); return; fi ;;
+	status) opts="--json --output --list-columns --noheadings --raw --help --version" ;;
+	audit)  opts="--user --comm --pid --require --prometheus --label --json --output --list-columns --noheadings --raw --help --version" ;;
+	info)   opts="--json --output --list-columns --noheadings --raw --help --version" ;;
 	run)    opts="--shstk --wrss --lock --no-lock --method --quiet --no-preload --trace-only --help --version"
 	        if [[ $prev == --method || $prev == -m ]]; then COMPREPLY=($(compgen -W "ptrace glibc auto" -- "$cur")); return; fi ;;
-	map)    opts="--size --addr --token --hold --pivot --json --help" ;;
+	map)    opts="--size --addr --token --hold --pivot --json --help --version" ;;
+	esac
+
+	# -o/--output: the command's own column names
+	case "$cmd" in
+	elf|status|audit|info)
+		if [[ $prev == -o || $prev == --output ]]; then
+			COMPREPLY=($(compgen -W "$(cetctl "$cmd" --list-columns -n --raw 2>/dev/null |
+				awk '{ print $1 }')" -- "$cur"))
+			return
+		fi ;;
 	esac
 
 	case "$cmd" in

@@ -11,12 +11,14 @@ complete -c cetctl -n "not __fish_seen_subcommand_from $cmds" -s V -l version -d
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -F
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -s r -l recursive -d 'walk directories'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -l deps -d 'judge the DT_NEEDED closure'
+complete -c cetctl -n "__fish_seen_subcommand_from elf" -l kernel-policy -x -a 'block allow none' -d 'judge KERNEL for this legacy-ELF policy'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -s J -l json -d 'JSON output'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -s o -l output -r -d 'output columns'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -l list-columns -d 'list the output columns'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -s n -l noheadings -d 'no headings'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -l raw -d 'raw output'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -s h -l help -d 'display help'
+complete -c cetctl -n "__fish_seen_subcommand_from elf" -s V -l version -d 'display version'
 # status
 complete -c cetctl -n "__fish_seen_subcommand_from status" -a '(__fish_complete_pids) self'
 complete -c cetctl -n "__fish_seen_subcommand_from status" -s J -l json -d 'JSON output'
@@ -25,6 +27,7 @@ complete -c cetctl -n "__fish_seen_subcommand_from status" -l list-columns -d 'l
 complete -c cetctl -n "__fish_seen_subcommand_from status" -s n -l noheadings -d 'no headings'
 complete -c cetctl -n "__fish_seen_subcommand_from status" -l raw -d 'raw output'
 complete -c cetctl -n "__fish_seen_subcommand_from status" -s h -l help -d 'display help'
+complete -c cetctl -n "__fish_seen_subcommand_from status" -s V -l version -d 'display version'
 # audit
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -l user -r -d 'only processes of USER'
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -l comm -r -d 'only processes named COMM'
@@ -38,6 +41,7 @@ complete -c cetctl -n "__fish_seen_subcommand_from audit" -l list-columns -d 'li
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -s n -l noheadings -d 'no headings'
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -l raw -d 'raw output'
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -s h -l help -d 'display help'
+complete -c cetctl -n "__fish_seen_subcommand_from audit" -s V -l version -d 'display version'
 # info
 complete -c cetctl -n "__fish_seen_subcommand_from info" -s J -l json -d 'JSON output'
 complete -c cetctl -n "__fish_seen_subcommand_from info" -s o -l output -r -a 'NAME VALUE DETAIL' -d 'output columns'
@@ -45,6 +49,7 @@ complete -c cetctl -n "__fish_seen_subcommand_from info" -l list-columns -d 'lis
 complete -c cetctl -n "__fish_seen_subcommand_from info" -s n -l noheadings -d 'no headings'
 complete -c cetctl -n "__fish_seen_subcommand_from info" -l raw -d 'raw output'
 complete -c cetctl -n "__fish_seen_subcommand_from info" -s h -l help -d 'display help'
+complete -c cetctl -n "__fish_seen_subcommand_from info" -s V -l version -d 'display version'
 # run
 complete -c cetctl -n "__fish_seen_subcommand_from run" -s s -l shstk -d 'enable shadow stacks'
 complete -c cetctl -n "__fish_seen_subcommand_from run" -s w -l wrss -d 'enable WRSS (implies --shstk)'
@@ -64,3 +69,4 @@ complete -c cetctl -n "__fish_seen_subcommand_from map" -l hold -r -d 'keep mapp
 complete -c cetctl -n "__fish_seen_subcommand_from map" -s p -l pivot -d 'switch onto it and back'
 complete -c cetctl -n "__fish_seen_subcommand_from map" -s J -l json -d 'JSON output'
 complete -c cetctl -n "__fish_seen_subcommand_from map" -s h -l help -d 'display help'
+complete -c cetctl -n "__fish_seen_subcommand_from map" -s V -l version -d 'display version'

@@ -20,6 +20,7 @@
 struct cetctl_globals {
 	bool json;		/* -J/--json */
 	const char *proc_root;	/* --proc-root DIR: a recorded /proc stands in */
+	const char *proc_root_origin;	/* "--proc-root" or "CETCTL_PROC_ROOT" */
 };
 extern struct cetctl_globals cetctl_globals;
 
@@ -40,5 +41,16 @@ int cmd_map(int argc, char **argv);
 int cetctl_usage_error(const char *cmd);
 /* Print the version line for --version, return 0. */
 int cetctl_print_version(void);
+
+/*
+ * A tree other than /proc stands in for the running system: every output
+ * mode says so (tables: a note on stderr; JSON: a "proc_root" member; info:
+ * a row), so a recorded or fake tree is never taken for this machine.
+ */
+bool cetctl_proc_root_is_recorded(void);
+/* Where the tree was given: "--proc-root" or "CETCTL_PROC_ROOT". */
+const char *cetctl_proc_root_origin(void);
+/* Text mode: the stderr note "cetctl: CMD: reading ... from DIR (...)". */
+void cetctl_proc_root_note(const char *cmd);
 
 #endif

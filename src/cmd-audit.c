@@ -58,10 +58,20 @@ static const struct cetctl_column audit_columns[] = {
 /* The file written for --prometheus DIR. */
 #define PROM_DEFAULT_NAME "cetctl-audit.prom"
 
+/*
+ * With --require the policy fails closed: a run that could not check what
+ * was asked has its own exit status (documented in cetctl-audit(1)).
+ */
+#define AUDIT_EXIT_UNCHECKED	3	/* nothing, or not everything, was checked */
+
+/* A comm is at most TASK_COMM_LEN - 1 bytes: longer names never match it. */
+#define AUDIT_COMM_MAX		15
+
 struct audit_filter {
 	bool by_user;
 	uid_t uid;
 	const char *comm;	/* comma separated names, exact */
+	bool comm_long;		/* one of them is longer than AUDIT_COMM_MAX */
 	pid_t *pids;		/* --pid, sorted */
 	size_t npids;
 };
@@ -72,6 +82,17 @@ struct audit_counts {
 	unsigned long enabled_locked, enabled_unlocked, disabled, mixed, wrss;
 	unsigned long no_kernel_support;
 	unsigned long offenders;
+	/*
+	 * For the metrics and the exit status: processes judged against the
+	 * policy (0 without --require), --pid entries that could not be
+	 * judged (missing, kernel thread, zombie), and whether the kernel
+	 * reports shadow-stack state at all (<root>/self/status has the
+	 * x86_Thread_features line; CET_UNKNOWN when that cannot be read and
+	 * no process told either way).
+	 */
+	unsigned long checked;
+	unsigned long pids_unchecked;
+	enum cet_tri kernel_support;
 };
 
 static void usage(void)
@@ -81,7 +102,8 @@ static void usage(void)
 	       "them all against a policy. Kernel threads and zombies are left out.\n\n");
 	printf("Options:\n");
 	printf("      --user <user>      only processes whose effective user is <user>\n");
-	printf("      --comm <names>     only processes with one of these command names\n");
+	printf("      --comm <names>     only processes with one of these command names (a name\n"
+	       "                         over 15 characters also matches the executable's name)\n");
 	printf("      --pid <list>       only these processes (comma separated)\n");
 	printf("      --require <feats>  policy: every process must have these enabled\n"
 	       "                         (shstk, wrss, and 'locked' for locked too); lists the\n"
@@ -97,9 +119,14 @@ static void usage(void)
 	printf("  -n, --noheadings       do not print headings\n");
 	printf("      --raw              use the raw output format\n");
 	printf("  -h, --help             display this help\n");
+	printf("  -V, --version          display version\n");
 	cetctl_columns_help(stdout, audit_columns, NCOLS);
 	printf("\nExit status: 0 on success; 1 when --require finds offenders, a --pid does\n"
-	       "not exist, the metrics file cannot be written, or on a usage error.\n");
+	       "not exist or cannot be checked, the metrics file cannot be written, or on a\n"
+	       "usage error. With --require it fails closed: 2 when the kernel has no\n"
+	       "shadow-stack support, 3 when nothing was checked or a selected process could\n"
+	       "not be (an empty selection, a filter matching nothing, a --pid that is missing,\n"
+	       "a kernel thread or a zombie, an unreadable process).\n");
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -210,21 +237,60 @@ static bool shstk_supported(const char *root)
 	return cet_sysinfo_read(root, &si) == 0 && cet_sysinfo_supported(&si);
 }
 
-static bool comm_matches(const char *list, const char *name)
+/*
+ * @name is the process's comm, @exe its executable path (NULL or "" when
+ * unknown). A listed name longer than a comm can be matches the first
+ * AUDIT_COMM_MAX bytes of the comm or the executable's base name, so a
+ * policy on "systemd-resolved" checks that process instead of nothing.
+ */
+static bool comm_matches(const char *list, const char *name, const char *exe)
 {
 	size_t n = strlen(name);
-	const char *p = list;
+	const char *p = list, *base = NULL;
 
+	if (exe && *exe) {
+		base = strrchr(exe, '/');
+		base = base ? base + 1 : exe;
+	}
 	while (*p) {
 		size_t len = strcspn(p, ",");
 
 		if (len == n && strncmp(p, name, n) == 0)
 			return true;
+		if (len > AUDIT_COMM_MAX) {
+			if (n == AUDIT_COMM_MAX && strncmp(p, name, n) == 0)
+				return true;
+			if (base && strlen(base) == len && strncmp(p, base, len) == 0)
+				return true;
+		}
 		p += len;
 		if (*p == ',')
 			p++;
 	}
 	return false;
+}
+
+/* Warn once per --comm name that cannot match a comm as it is. */
+static bool check_comm_list(const char *list)
+{
+	const char *p = list;
+	bool any = false;
+
+	while (*p) {
+		size_t len = strcspn(p, ",");
+
+		if (len > AUDIT_COMM_MAX) {
+			warnx("audit: --comm '%.*s' is longer than %d characters, the kernel's "
+			      "command name is truncated: matching its first %d characters "
+			      "and the executable's name instead", (int)len, p,
+			      AUDIT_COMM_MAX, AUDIT_COMM_MAX);
+			any = true;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return any;
 }
 
 static bool want_pid(const struct audit_filter *f, pid_t pid)
@@ -277,7 +343,9 @@ static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json
 		cetctl_table_setf(t, ln, COL_SS_VMAS, "%zu", pc->vmas.n);
 		cetctl_table_setf(t, ln, COL_SS_SIZE, "%lu", size);
 	}
-	cetctl_table_set(t, ln, COL_MARKING, cet_marking_str(pc->exe_marking, buf, sizeof(buf)));
+	/* unknown marking: "?" in the table, null in JSON */
+	cetctl_table_set(t, ln, COL_MARKING, json && pc->exe_marking < 0 ? NULL :
+			 cet_marking_str(pc->exe_marking, buf, sizeof(buf)));
 	cetctl_table_set(t, ln, COL_VERDICT, proc_cet_verdict(pc, buf, sizeof(buf)));
 }
 
@@ -473,6 +541,38 @@ static int write_prometheus(const char *target, const struct prom_metrics *m)
 	return rc;
 }
 
+/*
+ * The "summary" member of audit -J: what was scanned, checked and skipped,
+ * whether the kernel reports shadow-stack state, and the policy's outcome,
+ * so a consumer never has to infer "nothing checked" from an empty list.
+ */
+static char *summary_json(const struct audit_counts *c, const char *require)
+{
+	const char *ks = c->kernel_support == CET_YES ? "true" :
+			 c->kernel_support == CET_NO ? "false" : "null";
+	char *s = NULL, off[32];
+	int n;
+
+	/* --require was checked by parse_require(): only [a-z,], no escaping */
+	if (require)
+		snprintf(off, sizeof(off), "%lu", c->offenders);
+	else
+		snprintf(off, sizeof(off), "null");
+	n = asprintf(&s, "\"summary\": {\"processes\": %lu, \"checked\": %lu, "
+		     "\"offenders\": %s, \"require\": %s%s%s, \"kernel_support\": %s, "
+		     "\"states\": {\"enabled_locked\": %lu, \"enabled_unlocked\": %lu, "
+		     "\"mixed\": %lu, \"disabled\": %lu, \"wrss\": %lu}, "
+		     "\"skipped\": {\"kernel_thread\": %lu, \"zombie\": %lu, "
+		     "\"vanished\": %lu, \"unreadable\": %lu, \"pids_unchecked\": %lu}}",
+		     c->scanned, c->checked, off,
+		     require ? "\"" : "", require ? require : "null", require ? "\"" : "",
+		     ks, c->enabled_locked, c->enabled_unlocked, c->mixed, c->disabled, c->wrss,
+		     c->kthreads, c->zombies, c->vanished, c->unreadable, c->pids_unchecked);
+	if (n < 0)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	return s;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -493,6 +593,7 @@ int cmd_audit(int argc, char **argv)
 		{ "label",        required_argument, NULL, OPT_LABEL },
 		CETCTL_OUTPUT_LONGOPTS,
 		{ "help",         no_argument,       NULL, 'h' },
+		{ "version",      no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ids[CETCTL_MAX_COLUMNS] = { COL_PID, COL_USER, COL_COMM, COL_SHSTK, COL_WRSS,
@@ -517,7 +618,7 @@ int cmd_audit(int argc, char **argv)
 	int c, n, rc, exit_code = CETCTL_EXIT_OK;
 
 	oa.topts.json = cetctl_globals.json;
-	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "hV", longopts, NULL)) != -1) {
 		if (cetctl_output_option(&oa, c, optarg))
 			continue;
 		switch (c) {
@@ -530,6 +631,7 @@ int cmd_audit(int argc, char **argv)
 			break;
 		case OPT_COMM:
 			filter.comm = optarg;
+			filter.comm_long = check_comm_list(optarg);
 			break;
 		case OPT_PID:
 			if (parse_pid_list(optarg, &filter) < 0)
@@ -550,6 +652,8 @@ int cmd_audit(int argc, char **argv)
 		case 'h':
 			usage();
 			return CETCTL_EXIT_OK;
+		case 'V':
+			return cetctl_print_version();
 		default:
 			return cetctl_usage_error("audit");
 		}
@@ -573,6 +677,12 @@ int cmd_audit(int argc, char **argv)
 		return CETCTL_EXIT_FAILURE;
 	}
 	ss_is_x86 = cet_ss_is_x86_shstk(root, machine, sizeof(machine));
+	{
+		struct cet_sysinfo si;
+
+		counts.kernel_support = cet_sysinfo_read(root, &si) == 0 ?
+					si.status_lines : CET_UNKNOWN;
+	}
 	cache = cet_marking_cache_new();
 	t = cetctl_table_new(audit_columns, ids, nids, &oa.topts);
 	if (!t || !cache)
@@ -582,12 +692,14 @@ int cmd_audit(int argc, char **argv)
 		if (!bsearch(&filter.pids[i], pids, (size_t)n, sizeof(pid_t), cmp_pid)) {
 			warnx("audit: %d: no such process", (int)filter.pids[i]);
 			missing_pid = true;
+			counts.pids_unchecked++;
 		}
 	}
 
 	for (int k = 0; k < n; k++) {
 		unsigned int what = PROC_CET_THREADS_IF_MANY | PROC_CET_VMAS_IF_ON |
-				    (cetctl_table_has(t, COL_EXE) ? PROC_CET_EXE : PROC_CET_EXE_MARKING);
+				    (cetctl_table_has(t, COL_EXE) || filter.comm_long ?
+				     PROC_CET_EXE : PROC_CET_EXE_MARKING);
 		struct proc_cet pc;
 
 		if (!want_pid(&filter, pids[k]))
@@ -598,7 +710,8 @@ int cmd_audit(int argc, char **argv)
 
 			rc = proc_status_read(root, pids[k], 0, &st);
 			if (rc == 0 && ((filter.by_user && st.euid != filter.uid) ||
-					(filter.comm && !comm_matches(filter.comm, st.name))))
+					(filter.comm && !filter.comm_long &&
+					 !comm_matches(filter.comm, st.name, NULL))))
 				continue;
 		}
 		rc = proc_cet_read(root, pids[k], what, ss_is_x86, cet_marking_of, cache, &pc);
@@ -611,11 +724,17 @@ int cmd_audit(int argc, char **argv)
 			continue;
 		}
 		if ((filter.by_user && pc.st.euid != filter.uid) ||
-		    (filter.comm && !comm_matches(filter.comm, pc.st.name))) {
+		    (filter.comm && !comm_matches(filter.comm, pc.st.name, pc.exe))) {
 			proc_cet_free(&pc);
 			continue;
 		}
 		if (pc.kthread || pc.zombie || pc.vanished) {
+			if (filter.npids && !pc.vanished) {
+				/* named on purpose: it cannot be checked, say so */
+				warnx("audit: %d: %s, not checked", (int)pc.pid,
+				      pc.kthread ? "kernel thread" : "zombie");
+				counts.pids_unchecked++;
+			}
 			if (pc.kthread)
 				counts.kthreads++;
 			else if (pc.zombie)
@@ -626,7 +745,10 @@ int cmd_audit(int argc, char **argv)
 			continue;
 		}
 		count(&counts, &pc);
+		if (pc.st.features.present && counts.kernel_support == CET_UNKNOWN)
+			counts.kernel_support = CET_YES;
 		if (require) {
+			counts.checked++;
 			if (offends(&pc, req_bits, req_locked)) {
 				counts.offenders++;
 				add_row(t, &pc, oa.topts.json);
@@ -637,9 +759,23 @@ int cmd_audit(int argc, char **argv)
 		proc_cet_free(&pc);
 	}
 
+	if (counts.kernel_support == CET_UNKNOWN && counts.scanned &&
+	    counts.no_kernel_support == counts.scanned)
+		counts.kernel_support = CET_NO;
+
 	/* --prometheus -: the metrics take standard output */
-	if (!prom || strcmp(prom, "-") != 0)
-		cetctl_table_print(t);
+	if (!prom || strcmp(prom, "-") != 0) {
+		if (oa.topts.json) {
+			char *sum = summary_json(&counts, require);
+
+			cetctl_table_print_members(t, sum);
+			free(sum);
+		} else {
+			cetctl_table_print(t);
+		}
+		if (!oa.topts.json)
+			cetctl_proc_root_note("audit");
+	}
 	cetctl_table_free(t);
 	cet_marking_cache_free(cache);
 	free(pids);
@@ -660,13 +796,35 @@ int cmd_audit(int argc, char **argv)
 	}
 	free(prom_labels);
 	prom_labels = NULL;
-	if (require && counts.offenders) {
-		warnx("audit: %lu of %lu processes do not meet --require %s%s", counts.offenders,
-		      counts.scanned, require,
-		      counts.no_kernel_support ? " (the kernel has no shadow-stack support)" : "");
-		exit_code = CETCTL_EXIT_FAILURE;
+	if (!require) {
+		if (missing_pid || counts.pids_unchecked)
+			exit_code = CETCTL_EXIT_FAILURE;
+		return exit_code;
 	}
-	if (missing_pid)
-		exit_code = CETCTL_EXIT_FAILURE;
-	return exit_code;
+	/* Fail closed, the most fundamental reason first. */
+	if (counts.offenders)
+		warnx("audit: %lu of %lu processes do not meet --require %s", counts.offenders,
+		      counts.checked, require);
+	if (counts.kernel_support == CET_NO) {
+		warnx("audit: --require %s cannot be met: the kernel has no shadow-stack "
+		      "support (no x86_Thread_features line in %s/self/status)", require,
+		      root ? root : "/proc");
+		return CETCTL_EXIT_UNSUPPORTED;
+	}
+	if (counts.offenders)
+		return CETCTL_EXIT_FAILURE;
+	if (exit_code != CETCTL_EXIT_OK)
+		return exit_code;
+	if (!counts.checked) {
+		warnx("audit: --require %s: no process was checked (nothing matched the "
+		      "selection)", require);
+		return AUDIT_EXIT_UNCHECKED;
+	}
+	if (counts.pids_unchecked || counts.unreadable) {
+		warnx("audit: --require %s: %lu selected process%s could not be checked",
+		      require, counts.pids_unchecked + counts.unreadable,
+		      counts.pids_unchecked + counts.unreadable == 1 ? "" : "es");
+		return AUDIT_EXIT_UNCHECKED;
+	}
+	return CETCTL_EXIT_OK;
 }

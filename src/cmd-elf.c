@@ -24,6 +24,7 @@
 #include "table.h"
 #include "elf-deps.h"
 #include "elf-notes.h"
+#include "sysinfo-cet.h"
 #include "util.h"
 
 #define MAX_DEPTH	128	/* directory nesting; deeper trees are refused */
@@ -75,7 +76,7 @@ static const struct cetctl_column elf_columns[] = {
 	[COL_LOADER]	= { "LOADER", 12, 0, SCOLS_JSON_STRING,
 			    "what glibc's loader takes from the note: ibt,shstk / none / ignored: why" },
 	[COL_KERNEL]	= { "KERNEL", 10, 0, SCOLS_JSON_STRING,
-			    "kernel series' legacy-ELF policy on exec: allows, refuses, ENOEXEC, -" },
+			    "execve and the shadow-stack interface on the kernel (--kernel-policy): allows, refuses, E* errors, n/a" },
 	[COL_DEPS]	= { "DEPS", 0.2, 0, SCOLS_JSON_STRING,
 			    "--deps: shadow stacks for the whole closure: ok, or the objects that break it" },
 	[COL_DEPS_IBT]	= { "DEPS_IBT", 0.2, 0, SCOLS_JSON_STRING,
@@ -96,7 +97,15 @@ struct elf_ctl {
 	struct cetctl_table *tb;
 	struct elf_deps_ctx *deps;	/* --deps */
 	bool recursive;
-	bool legacy_allowed;		/* kernel override in effect */
+	enum elf_kernel_policy policy;	/* judged for this legacy-ELF policy */
+	bool x32_abi;			/* the kernel runs x32 programs */
+	bool json;			/* "-" (nothing) is null there */
+	const char *policy_name;	/* "block", "allow", "none" */
+	const char *policy_why;		/* where it comes from */
+	/* the last interpreter read: nearly every program has the same one */
+	char interp_path[PATH_MAX];
+	struct elf_cet_info interp;
+	int interp_rc;
 	struct elf_summary sum;
 };
 
@@ -110,52 +119,73 @@ static void usage(void)
 	       "                         non-ELF and special files are skipped)\n");
 	printf("      --deps             resolve DT_NEEDED like the loader and judge\n"
 	       "                         the whole closure\n");
+	printf("      --kernel-policy <block|allow|none>\n"
+	       "                         judge the KERNEL column for this legacy-ELF policy\n"
+	       "                         (default: the running kernel's; none: no such policy)\n");
 	printf("  -J, --json             use JSON output format\n");
 	printf("  -o, --output <list>    output columns (+LIST appends to the default)\n");
 	printf("      --list-columns     list the available columns\n");
 	printf("  -n, --noheadings       don't print headings\n");
 	printf("      --raw              use raw output format\n");
 	printf("  -h, --help             display this help\n");
+	printf("  -V, --version          display version\n");
 	cetctl_columns_help(stdout, elf_columns, NCOLS);
 	printf("\nA summary line goes to stderr (a \"summary\" member with --json).\n");
 	printf("Exit status: 0 all files read, 1 a file could not be read or a usage error.\n");
 }
 
-/* ---- the kernel override ---------------------------------------------- */
+/* ---- the kernel's legacy-ELF policy ---------------------------------- */
 
-static bool kernel_legacy_allowed(void)
+/*
+ * The running kernel's policy (or the recorded tree's, with --proc-root):
+ * its configuration, then shstk_legacy_elf= on its command line; "none"
+ * when it has no such policy (no shadow stacks, mainline). When nothing can
+ * tell, judge for the series' default and say so.
+ */
+static void running_policy(struct elf_ctl *ctl)
 {
-	char path[4096], *buf = NULL;
-	struct utsname u;
-	int cmdline = -1;	/* -1 not given, 0 block, 1 allow: the last one wins */
-	bool allowed = false;
+	struct cet_sysinfo si;
+	const char *name = "unknown", *why = "the kernel cannot be read";
 
-	if (cet_proc_path(path, sizeof(path), cetctl_globals.proc_root, "cmdline") == 0 &&
-	    cet_read_file(path, 65536, &buf) >= 0) {
-		static const char key[] = "shstk_legacy_elf=";
+	if (cet_sysinfo_read(cetctl_globals.proc_root, &si) == 0) {
+		name = cet_sysinfo_legacy_policy(&si, &why);
+		ctl->x32_abi = si.kconfig_x32 == CET_YES;
+	}
+	if (ctl->policy_name)
+		return;		/* --kernel-policy named one */
+	ctl->policy_why = why;
+	if (strcmp(name, "allow") == 0) {
+		ctl->policy = ELF_POLICY_ALLOW;
+	} else if (strcmp(name, "none") == 0) {
+		ctl->policy = ELF_POLICY_NONE;
+	} else {
+		if (strcmp(name, "block") != 0) {
+			warnx("elf: cannot tell the kernel's legacy-ELF policy (%s): judging for "
+			      "'block', the series' default; use --kernel-policy", why);
+			ctl->policy_why = "assumed: the series' default";
+		}
+		ctl->policy = ELF_POLICY_BLOCK;
+		name = "block";
+	}
+	ctl->policy_name = name;
+}
 
-		for (const char *p = buf; (p = strstr(p, key)) != NULL; p += sizeof(key) - 1) {
-			if (p != buf && p[-1] != ' ')
-				continue;
-			if (strncmp(p + sizeof(key) - 1, "allow", 5) == 0)
-				cmdline = 1;
-			else if (strncmp(p + sizeof(key) - 1, "block", 5) == 0)
-				cmdline = 0;
-		}
-		free(buf);
-		buf = NULL;
-	}
-	if (cmdline >= 0)
-		return cmdline == 1;
-	/* The build-time default: CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN. */
-	if (uname(&u) == 0) {
-		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
-		if (cet_read_file(path, 1 << 20, &buf) >= 0) {
-			allowed = strstr(buf, "\nCONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN=y") != NULL;
-			free(buf);
+static int parse_policy(struct elf_ctl *ctl, const char *arg)
+{
+	static const struct { const char *name; enum elf_kernel_policy p; } names[] = {
+		{ "block", ELF_POLICY_BLOCK }, { "allow", ELF_POLICY_ALLOW }, { "none", ELF_POLICY_NONE },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(arg, names[i].name) == 0) {
+			ctl->policy = names[i].p;
+			ctl->policy_name = names[i].name;
+			ctl->policy_why = "--kernel-policy";
+			return 0;
 		}
 	}
-	return allowed;
+	warnx("elf: --kernel-policy: unknown policy '%s' (block, allow, none)", arg);
+	return -1;
 }
 
 /* ---- one file ------------------------------------------------------------ */
@@ -191,13 +221,47 @@ static const char *loader_str(const struct elf_cet_info *in, char *buf, size_t s
 	return buf;
 }
 
-static const char *kernel_str(const struct elf_ctl *ctl, const struct elf_cet_info *in)
+/* The KERNEL verdict for @in under ctl->policy (elf_kernel_judge()). */
+static enum elf_kernel_verdict judge_kernel(struct elf_ctl *ctl, const struct elf_cet_info *in,
+					    int *kerr)
 {
-	switch (in->kernel) {
-	case ELF_KERNEL_NA:		return "-";
+	const struct elf_kernel_facts *k = &in->kfacts;
+	const struct elf_cet_info *interp = NULL;
+	int interp_rc = 0;
+
+	if (in->x86 && (in->type == ET_EXEC || in->type == ET_DYN) && k->interp_rc == 0 &&
+	    ctl->policy != ELF_POLICY_NONE) {
+		/* as open_exec() would: from the root, needing execute permission */
+		if (strcmp(ctl->interp_path, k->interp) != 0) {
+			snprintf(ctl->interp_path, sizeof(ctl->interp_path), "%s", k->interp);
+			struct stat st;
+
+			if (faccessat(AT_FDCWD, k->interp, X_OK, AT_EACCESS) != 0)
+				ctl->interp_rc = -errno;
+			/* elf_read() of its ELF header comes up short: EIO */
+			else if (stat(k->interp, &st) == 0 && S_ISREG(st.st_mode) &&
+				 st.st_size < (in->elfclass == ELFCLASS64 ? (off_t)sizeof(Elf64_Ehdr) :
+					       (off_t)sizeof(Elf32_Ehdr)))
+				ctl->interp_rc = -EIO;
+			else
+				ctl->interp_rc = elf_cet_read_path(k->interp, &ctl->interp);
+		}
+		interp_rc = ctl->interp_rc;
+		interp = interp_rc == 0 ? &ctl->interp : NULL;
+	}
+	return elf_kernel_judge(in, interp, interp_rc, ctl->policy, ctl->x32_abi, kerr, NULL);
+}
+
+static const char *kernel_str(enum elf_kernel_verdict v, int kerr,
+			      const struct elf_cet_info *in)
+{
+	switch (v) {
+	case ELF_KERNEL_NA:		return "n/a (not a program)";
+	case ELF_KERNEL_NO_POLICY:	return "n/a (no policy)";
 	case ELF_KERNEL_ALLOWS:		return "allows";
-	case ELF_KERNEL_BLOCKS:		return ctl->legacy_allowed ? "allows (override)" : "refuses";
-	case ELF_KERNEL_ENOEXEC:	return "ENOEXEC";
+	case ELF_KERNEL_ALLOWS_LEGACY:	return "allows (policy allow)";
+	case ELF_KERNEL_BLOCKS:		return "refuses";
+	case ELF_KERNEL_ENOEXEC:	return strerrorname_np(-kerr) ? strerrorname_np(-kerr) : "ENOEXEC";
 	case ELF_KERNEL_NO_SHSTK:	return in->machine == EM_386 ? "no-shstk (i386)" : "no-shstk (x32)";
 	}
 	return "?";
@@ -208,6 +272,14 @@ static const char *base_name(const char *p)
 	const char *s = strrchr(p, '/');
 
 	return s ? s + 1 : p;
+}
+
+/* Set a cell; "-" (nothing to show) is null in JSON, not a string. */
+static void set_cell(struct elf_ctl *ctl, struct libscols_line *ln, int col, const char *v)
+{
+	if (ctl->json && v && strcmp(v, "-") == 0)
+		v = NULL;
+	cetctl_table_set(ctl->tb, ln, col, v);
 }
 
 /* "ok" or "no: a,b,c +N" for the objects lacking @bit as the loader sees it. */
@@ -270,8 +342,8 @@ static int add_deps(struct elf_ctl *ctl, struct libscols_line *ln, const char *p
 
 	if (!in->x86 || in->kind == ELF_KIND_REL || in->kind == ELF_KIND_STATIC ||
 	    in->kind == ELF_KIND_STATIC_PIE || in->kind == ELF_KIND_OTHER) {
-		cetctl_table_set(ctl->tb, ln, COL_DEPS, "-");
-		cetctl_table_set(ctl->tb, ln, COL_DEPS_IBT, "-");
+		set_cell(ctl, ln, COL_DEPS, "-");
+		set_cell(ctl, ln, COL_DEPS_IBT, "-");
 		return 0;
 	}
 	rc = elf_deps_closure(ctl->deps, path, in, &c);
@@ -281,18 +353,18 @@ static int add_deps(struct elf_ctl *ctl, struct libscols_line *ln, const char *p
 	}
 	if (c.nobjs && c.objs[0]->dyn_rc) {
 		/* e.g. a separate .debug file: headers without contents */
-		cetctl_table_set(ctl->tb, ln, COL_DEPS, "unknown: unreadable dynamic section");
-		cetctl_table_set(ctl->tb, ln, COL_DEPS_IBT, "unknown: unreadable dynamic section");
+		set_cell(ctl, ln, COL_DEPS, "unknown: unreadable dynamic section");
+		set_cell(ctl, ln, COL_DEPS_IBT, "unknown: unreadable dynamic section");
 		elf_closure_free(&c);
 		return 0;
 	}
 	v = closure_verdict(&c, CET_X86_FEATURE_1_SHSTK);
 	if (v && strcmp(v, "ok") == 0)
 		ctl->sum.deps_ok++;
-	cetctl_table_set(ctl->tb, ln, COL_DEPS, v);
+	set_cell(ctl, ln, COL_DEPS, v);
 	free(v);
 	v = closure_verdict(&c, CET_X86_FEATURE_1_IBT);
-	cetctl_table_set(ctl->tb, ln, COL_DEPS_IBT, v);
+	set_cell(ctl, ln, COL_DEPS_IBT, v);
 	free(v);
 	cetctl_table_setf(ctl->tb, ln, COL_DEPS_COUNT, "%zu", c.nobjs);
 	if (c.nmissing && cetctl_table_has(ctl->tb, COL_MISSING)) {
@@ -309,7 +381,7 @@ static int add_deps(struct elf_ctl *ctl, struct libscols_line *ln, const char *p
 					strcat(m, ",");
 				strcat(m, c.missing[i]);
 			}
-			cetctl_table_set(ctl->tb, ln, COL_MISSING, m);
+			set_cell(ctl, ln, COL_MISSING, m);
 			free(m);
 		}
 	}
@@ -322,29 +394,33 @@ static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_
 	struct libscols_line *ln = cetctl_table_new_line(ctl->tb, NULL);
 	const struct elf_prop_note *n = &in->note;
 	bool have_f1 = n->present & ELF_PROP_HAVE_FEATURE_1_AND;
+	enum elf_kernel_verdict kv;
 	char buf[256];
+	int kerr;
 
 	if (!ln)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output line");
 
 	ctl->sum.files++;
-	if (in->loader_feature_1_and & CET_X86_FEATURE_1_SHSTK)
+	/* markings the loader would honour: a .o is never loaded */
+	if (in->kind != ELF_KIND_REL && (in->loader_feature_1_and & CET_X86_FEATURE_1_SHSTK))
 		ctl->sum.shstk++;
-	if (in->loader_feature_1_and & CET_X86_FEATURE_1_IBT)
+	if (in->kind != ELF_KIND_REL && (in->loader_feature_1_and & CET_X86_FEATURE_1_IBT))
 		ctl->sum.ibt++;
 	if (n->found && n->problem != ELF_PROP_OK)
 		ctl->sum.ignored++;
-	if (in->kernel == ELF_KERNEL_BLOCKS && !ctl->legacy_allowed)
+	kv = judge_kernel(ctl, in, &kerr);
+	if (kv == ELF_KERNEL_BLOCKS)
 		ctl->sum.refused++;
-	if (in->kernel == ELF_KERNEL_ENOEXEC)
+	if (kv == ELF_KERNEL_ENOEXEC)
 		ctl->sum.enoexec++;
 
-	cetctl_table_set(ctl->tb, ln, COL_FILE, path);
-	cetctl_table_set(ctl->tb, ln, COL_ARCH, elf_cet_arch_str(in, buf, sizeof(buf)));
-	cetctl_table_set(ctl->tb, ln, COL_TYPE, elf_cet_kind_str(in->kind));
-	cetctl_table_set(ctl->tb, ln, COL_IBT,
+	set_cell(ctl, ln, COL_FILE, path);
+	set_cell(ctl, ln, COL_ARCH, elf_cet_arch_str(in, buf, sizeof(buf)));
+	set_cell(ctl, ln, COL_TYPE, elf_cet_kind_str(in->kind));
+	set_cell(ctl, ln, COL_IBT,
 			 have_f1 && (n->feature_1_and & CET_X86_FEATURE_1_IBT) ? "yes" : "no");
-	cetctl_table_set(ctl->tb, ln, COL_SHSTK,
+	set_cell(ctl, ln, COL_SHSTK,
 			 have_f1 && (n->feature_1_and & CET_X86_FEATURE_1_SHSTK) ? "yes" : "no");
 	if (have_f1 && (n->feature_1_and & (CET_X86_FEATURE_1_LAM_U48 | CET_X86_FEATURE_1_LAM_U57)))
 		cetctl_table_setf(ctl->tb, ln, COL_LAM, "%s%s%s",
@@ -353,23 +429,23 @@ static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_
 				  (n->feature_1_and & CET_X86_FEATURE_1_LAM_U57) ? "," : "",
 				  n->feature_1_and & CET_X86_FEATURE_1_LAM_U57 ? "u57" : "");
 	else
-		cetctl_table_set(ctl->tb, ln, COL_LAM, "-");
+		set_cell(ctl, ln, COL_LAM, "-");
 	if (have_f1)
 		cetctl_table_setf(ctl->tb, ln, COL_FEATURE_1_AND, "%#x", n->feature_1_and);
 	else
-		cetctl_table_set(ctl->tb, ln, COL_FEATURE_1_AND, "-");
-	cetctl_table_set(ctl->tb, ln, COL_ISA_NEEDED, n->present & ELF_PROP_HAVE_ISA_1_NEEDED ?
+		set_cell(ctl, ln, COL_FEATURE_1_AND, "-");
+	set_cell(ctl, ln, COL_ISA_NEEDED, n->present & ELF_PROP_HAVE_ISA_1_NEEDED ?
 			 elf_isa_1_str(n->isa_1_needed, buf, sizeof(buf)) : "-");
-	cetctl_table_set(ctl->tb, ln, COL_ISA_USED, n->present & ELF_PROP_HAVE_ISA_1_USED ?
+	set_cell(ctl, ln, COL_ISA_USED, n->present & ELF_PROP_HAVE_ISA_1_USED ?
 			 elf_isa_1_str(n->isa_1_used, buf, sizeof(buf)) : "-");
-	cetctl_table_set(ctl->tb, ln, COL_FEATURE_2_USED, n->present & ELF_PROP_HAVE_FEATURE_2_USED ?
+	set_cell(ctl, ln, COL_FEATURE_2_USED, n->present & ELF_PROP_HAVE_FEATURE_2_USED ?
 			 elf_feature_2_str(n->feature_2_used, buf, sizeof(buf)) : "-");
-	cetctl_table_set(ctl->tb, ln, COL_NOTE, elf_note_source_str(in->source));
+	set_cell(ctl, ln, COL_NOTE, elf_note_source_str(in->source));
 	if (in->kind == ELF_KIND_REL && !(n->found && n->problem != ELF_PROP_OK))
-		cetctl_table_set(ctl->tb, ln, COL_LOADER, "-");
+		set_cell(ctl, ln, COL_LOADER, "-");
 	else
-		cetctl_table_set(ctl->tb, ln, COL_LOADER, loader_str(in, buf, sizeof(buf)));
-	cetctl_table_set(ctl->tb, ln, COL_KERNEL, kernel_str(ctl, in));
+		set_cell(ctl, ln, COL_LOADER, loader_str(in, buf, sizeof(buf)));
+	set_cell(ctl, ln, COL_KERNEL, kernel_str(kv, kerr, in));
 	if (ctl->deps && add_deps(ctl, ln, path, in) != 0)
 		ctl->sum.errors++;
 }
@@ -603,7 +679,7 @@ static void print_summary_text(const struct elf_ctl *ctl, bool deps)
 {
 	const struct elf_summary *s = &ctl->sum;
 
-	fprintf(stderr, "cetctl elf: %lu ELF file%s: %lu shstk, %lu ibt, %lu note%s ignored by "
+	fprintf(stderr, "cetctl: elf: %lu ELF file%s: %lu shstk, %lu ibt, %lu note%s ignored by "
 		"the loader, %lu refused by the kernel policy, %lu ENOEXEC",
 		s->files, s->files == 1 ? "" : "s", s->shstk, s->ibt, s->ignored,
 		s->ignored == 1 ? "" : "s", s->refused, s->enoexec);
@@ -611,7 +687,8 @@ static void print_summary_text(const struct elf_ctl *ctl, bool deps)
 		fprintf(stderr, ", %lu closure%s ok", s->deps_ok, s->deps_ok == 1 ? "" : "s");
 	if (s->not_elf)
 		fprintf(stderr, "; %lu non-ELF skipped", s->not_elf);
-	fprintf(stderr, "; %lu error%s\n", s->errors, s->errors == 1 ? "" : "s");
+	fprintf(stderr, "; %lu error%s; kernel policy %s (%s)\n", s->errors,
+		s->errors == 1 ? "" : "s", ctl->policy_name, ctl->policy_why);
 }
 
 /* libsmartcols prints one JSON object; add "summary" next to the array. */
@@ -640,19 +717,22 @@ static int print_json(struct elf_ctl *ctl, bool deps)
 	       s->files, s->shstk, s->ibt, s->ignored, s->refused, s->enoexec);
 	if (deps)
 		printf("\"deps_ok\": %lu, ", s->deps_ok);
-	printf("\"not_elf\": %lu, \"errors\": %lu}\n}\n", s->not_elf, s->errors);
+	printf("\"not_elf\": %lu, \"errors\": %lu, \"kernel_policy\": \"%s\"}\n}\n",
+	       s->not_elf, s->errors, ctl->policy_name);
 	free(buf);
 	return 0;
 }
 
 int cmd_elf(int argc, char **argv)
 {
-	enum { OPT_DEPS = 0x100 };
+	enum { OPT_DEPS = 0x100, OPT_KERNEL_POLICY };
 	static const struct option longopts[] = {
 		{ "recursive",    no_argument,       NULL, 'r' },
 		{ "deps",         no_argument,       NULL, OPT_DEPS },
+		{ "kernel-policy", required_argument, NULL, OPT_KERNEL_POLICY },
 		CETCTL_OUTPUT_LONGOPTS,
 		{ "help",         no_argument,       NULL, 'h' },
+		{ "version",      no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct cetctl_output_args oa = { .topts.json_name = "files" };
@@ -663,7 +743,7 @@ int cmd_elf(int argc, char **argv)
 	int c, rc = CETCTL_EXIT_OK;
 
 	oa.topts.json = cetctl_globals.json;
-	while ((c = getopt_long(argc, argv, "r" CETCTL_OUTPUT_SHORTOPTS "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r" CETCTL_OUTPUT_SHORTOPTS "hV", longopts, NULL)) != -1) {
 		if (cetctl_output_option(&oa, c, optarg))
 			continue;
 		switch (c) {
@@ -673,9 +753,15 @@ int cmd_elf(int argc, char **argv)
 		case OPT_DEPS:
 			deps = true;
 			break;
+		case OPT_KERNEL_POLICY:
+			if (parse_policy(&ctl, optarg) < 0)
+				return cetctl_usage_error("elf");
+			break;
 		case 'h':
 			usage();
 			return CETCTL_EXIT_OK;
+		case 'V':
+			return cetctl_print_version();
 		default:
 			return cetctl_usage_error("elf");
 		}
@@ -711,7 +797,9 @@ int cmd_elf(int argc, char **argv)
 			return CETCTL_EXIT_FAILURE;
 		}
 	}
-	ctl.legacy_allowed = kernel_legacy_allowed();
+	/* the policy (unless named) and x32 support of the running or recorded kernel */
+	running_policy(&ctl);
+	ctl.json = oa.topts.json;
 	ctl.tb = cetctl_table_new(elf_columns, ids, nids, &oa.topts);
 	if (!ctl.tb)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
@@ -730,6 +818,7 @@ int cmd_elf(int argc, char **argv)
 			cetctl_table_print(ctl.tb);
 		fflush(stdout);		/* the summary comes after the table */
 		print_summary_text(&ctl, deps);
+		cetctl_proc_root_note("elf");
 	}
 	cetctl_table_free(ctl.tb);
 	elf_deps_ctx_free(ctl.deps);

@@ -39,6 +39,7 @@ static void usage(void)
 	printf("  -n, --noheadings       do not print headings\n");
 	printf("      --raw              use the raw output format\n");
 	printf("  -h, --help             display this help\n");
+	printf("  -V, --version          display version\n");
 	cetctl_columns_help(stdout, info_columns, NCOLS);
 	printf("\nExit status: 0 when the system can run user shadow stacks, 2 when it\n"
 	       "cannot, 1 on a usage error or when nothing could be read.\n");
@@ -75,24 +76,47 @@ static void row(struct cetctl_table *t, const char *name, const char *value, con
 	free(detail);
 }
 
-/* Why the system cannot do it, the first missing link; NULL when it can. */
-static const char *missing_link(const struct cet_sysinfo *si)
+/*
+ * Every missing link, "; " separated, most fundamental first; NULL when the
+ * system can run user shadow stacks. Mainline's cpuinfo shows user_shstk
+ * but hides the hardware flag shstk, so either one means the CPU has it.
+ */
+static char *missing_links(const struct cet_sysinfo *si)
 {
-	if (si->cpuinfo_errno == 0 && !si->cpu_x86)
-		return "not an x86 CPU";
-	if (si->status_lines == CET_NO)
-		return "kernel has no shadow-stack support (no x86_Thread_features line)";
-	if (si->kconfig_shstk == CET_NO)
-		return "kernel built without CONFIG_X86_USER_SHADOW_STACK";
-	if (si->clearcpuid_shstk)
-		return "shadow stacks turned off on the kernel command line (clearcpuid=)";
-	if (si->cpuinfo_errno == 0 && !si->cpu_shstk && !si->cpu_user_shstk)
-		return "CPU has no shadow-stack feature (cpuinfo lacks shstk)";
-	if (si->cpuinfo_errno == 0 && !si->cpu_user_shstk)
-		return "kernel does not run user shadow stacks on this CPU (cpuinfo lacks user_shstk)";
-	if (!cet_sysinfo_supported(si))
-		return "cannot tell: cpuinfo or the status lines could not be read";
-	return NULL;
+	const char *why[8];
+	size_t n = 0, len = 1;
+	char *out;
+
+	if (si->cpuinfo_errno == 0 && !si->cpu_x86) {
+		why[n++] = "not an x86 CPU";
+	} else {
+		if (si->status_lines == CET_NO)
+			why[n++] = "kernel has no shadow-stack support (no x86_Thread_features line)";
+		if (si->kconfig_shstk == CET_NO)
+			why[n++] = "kernel built without CONFIG_X86_USER_SHADOW_STACK";
+		if (si->clearcpuid_shstk)
+			why[n++] = "shadow stacks turned off on the kernel command line (clearcpuid=)";
+		if (si->cpuinfo_errno == 0 && !si->cpu_shstk && !si->cpu_user_shstk)
+			why[n++] = "CPU has no shadow-stack feature (cpuinfo lacks shstk and user_shstk)";
+		else if (si->cpuinfo_errno == 0 && !si->cpu_user_shstk)
+			why[n++] = "kernel does not run user shadow stacks on this CPU (cpuinfo lacks user_shstk)";
+		if (!n && !cet_sysinfo_supported(si))
+			why[n++] = "cannot tell: cpuinfo or the status lines could not be read";
+	}
+	if (!n)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(why[i]) + 2;
+	out = malloc(len);
+	if (!out)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strcat(out, "; ");
+		strcat(out, why[i]);
+	}
+	return out;
 }
 
 int cmd_info(int argc, char **argv)
@@ -100,25 +124,29 @@ int cmd_info(int argc, char **argv)
 	static const struct option longopts[] = {
 		CETCTL_OUTPUT_LONGOPTS,
 		{ "help",         no_argument,       NULL, 'h' },
+		{ "version",      no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ids[CETCTL_MAX_COLUMNS] = { COL_NAME, COL_VALUE, COL_DETAIL };
 	size_t nids = 3;
 	struct cetctl_output_args oa = { .topts.json_name = "info" };
 	const char *root = cetctl_globals.proc_root;
-	const char *policy, *why, *missing;
+	const char *policy, *why;
+	char *missing;
 	struct cetctl_table *t;
 	struct cet_sysinfo si;
 	int c, rc;
 
 	oa.topts.json = cetctl_globals.json;
-	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "hV", longopts, NULL)) != -1) {
 		if (cetctl_output_option(&oa, c, optarg))
 			continue;
 		switch (c) {
 		case 'h':
 			usage();
 			return CETCTL_EXIT_OK;
+		case 'V':
+			return cetctl_print_version();
 		default:
 			return cetctl_usage_error("info");
 		}
@@ -146,12 +174,19 @@ int cmd_info(int argc, char **argv)
 	if (!t)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
 
+	if (cetctl_proc_root_is_recorded())
+		row(t, "proc-root", root, "read from this tree, not the running system's /proc "
+		    "(%s)", cetctl_proc_root_origin());
 	row(t, "arch", si.machine, "smaps \"ss\" %s an x86 shadow stack here",
 	    si.ss_is_x86_shstk ? "is" : "is not");
 	if (si.cpuinfo_errno) {
 		row(t, "cpu-shstk", "unknown", "cpuinfo: %s", strerror(si.cpuinfo_errno));
 	} else {
-		row(t, "cpu-shstk", yes_no(si.cpu_shstk), "cpuinfo flag shstk: the CPU has shadow stacks");
+		row(t, "cpu-shstk", yes_no(si.cpu_shstk || si.cpu_user_shstk),
+		    "the CPU has shadow stacks: cpuinfo flag %s",
+		    si.cpu_shstk ? "shstk" :
+		    si.cpu_user_shstk ? "user_shstk (the kernel hides shstk, as mainline does)" :
+		    "shstk or user_shstk");
 		row(t, "cpu-ibt", yes_no(si.cpu_ibt), "cpuinfo flag ibt: indirect branch tracking");
 		row(t, "cpu-user-shstk", yes_no(si.cpu_user_shstk),
 		    "cpuinfo flag user_shstk: the kernel runs user shadow stacks on this CPU");
@@ -168,16 +203,18 @@ int cmd_info(int argc, char **argv)
 	    "binaries with the old SHSTK/IBT ELF bits: %s (%s)",
 	    strcmp(policy, "block") == 0 ? "shadow-stack API refused" :
 	    strcmp(policy, "allow") == 0 ? "allowed" :
-	    strcmp(policy, "n/a") == 0 ? "nothing to decide" : "unknown", why);
+	    strcmp(policy, "none") == 0 ? "no such policy" : "unknown", why);
 	row(t, "glibc", si.glibc_version, "the C library cetctl runs with");
 	row(t, "glibc-can-enable", yes_no(si.glibc_can_enable), "%s",
 	    si.glibc_can_enable ? "glibc >= 2.39 enables shadow stacks itself (GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK)"
 				: "glibc < 2.39 does not know the shadow-stack ABI: use 'cetctl run --shstk'");
-	missing = missing_link(&si);
+	missing = missing_links(&si);
 	row(t, "supported", missing ? "no" : "yes", "%s",
 	    missing ? missing : "this CPU and kernel can run user shadow stacks");
 
 	cetctl_table_print(t);
 	cetctl_table_free(t);
-	return missing ? CETCTL_EXIT_UNSUPPORTED : CETCTL_EXIT_OK;
+	c = missing ? CETCTL_EXIT_UNSUPPORTED : CETCTL_EXIT_OK;
+	free(missing);
+	return c;
 }

@@ -33,6 +33,13 @@ struct emitter {
 
 static void json_string(const char *s)
 {
+	char *clean = NULL;
+
+	/* valid UTF-8 whatever the bytes (see cet_utf8_sanitize) */
+	if (cet_utf8_sanitize(s, &clean) < 0)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	if (clean)
+		s = clean;
 	putchar('"');
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -45,6 +52,7 @@ static void json_string(const char *s)
 			putchar(c);
 	}
 	putchar('"');
+	free(clean);
 }
 
 static void emit_key(struct emitter *e, const char *key)
@@ -303,6 +311,7 @@ static void usage(void)
 	printf("                       if they are off in cetctl itself)\n");
 	printf("  -J, --json           use JSON output format\n");
 	printf("  -h, --help           display this help\n");
+	printf("  -V, --version        display version\n");
 	printf("\nExit status: 0 success, 1 failure or usage error, 2 no shadow-stack support\n"
 	       "in this CPU or kernel.\n");
 }

@@ -72,6 +72,7 @@ static void usage(void)
 	printf("  -n, --noheadings       do not print headings\n");
 	printf("      --raw              use the raw output format\n");
 	printf("  -h, --help             display this help\n");
+	printf("  -V, --version          display version\n");
 	cetctl_columns_help(stdout, status_columns, NCOLS);
 	printf("\nExit status: 0 when every process was read; 1 when a process does not exist,\n"
 	       "is a zombie or a kernel thread, exited while being read, or could not be\n"
@@ -151,7 +152,9 @@ static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 		list = NULL;
 		len = 0;
 	}
-	cetctl_table_set(t, ln, COL_MARKING, cet_marking_str(pc->exe_marking, buf, sizeof(buf)));
+	/* unknown marking: "?" in the table, null in JSON */
+	cetctl_table_set(t, ln, COL_MARKING, ctl->json && pc->exe_marking < 0 ? NULL :
+			 cet_marking_str(pc->exe_marking, buf, sizeof(buf)));
 	if (!pc->objs_errno) {
 		cetctl_table_setf(t, ln, COL_OBJECTS, "%zu", pc->objs.n);
 		for (i = 0; i < pc->objs.n; i++) {
@@ -275,6 +278,7 @@ int cmd_status(int argc, char **argv)
 	static const struct option longopts[] = {
 		CETCTL_OUTPUT_LONGOPTS,
 		{ "help",         no_argument,       NULL, 'h' },
+		{ "version",      no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ids[CETCTL_MAX_COLUMNS] = { COL_PID, COL_TID, COL_COMM, COL_FEATURES,
@@ -288,13 +292,15 @@ int cmd_status(int argc, char **argv)
 	int c, i, npids = 0;
 
 	oa.topts.json = cetctl_globals.json;
-	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "hV", longopts, NULL)) != -1) {
 		if (cetctl_output_option(&oa, c, optarg))
 			continue;
 		switch (c) {
 		case 'h':
 			usage();
 			return CETCTL_EXIT_OK;
+		case 'V':
+			return cetctl_print_version();
 		default:
 			return cetctl_usage_error("status");
 		}
@@ -341,6 +347,8 @@ int cmd_status(int argc, char **argv)
 			all_ok = false;
 
 	cetctl_table_print(ctl.t);
+	if (!oa.topts.json)
+		cetctl_proc_root_note("status");
 	cetctl_table_free(ctl.t);
 	cet_marking_cache_free(ctl.cache);
 	free(pids);

@@ -7,10 +7,14 @@
  * later subcommand must never change what an abbreviation means.
  */
 #include <err.h>
+#include <errno.h>
 #include <getopt.h>
+#include <locale.h>
+#include <stdio_ext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cetctl.h"
 #include "config.h"
@@ -44,6 +48,62 @@ int cetctl_print_version(void)
 	return CETCTL_EXIT_OK;
 }
 
+bool cetctl_proc_root_is_recorded(void)
+{
+	const char *r = cetctl_globals.proc_root;
+
+	return r && *r && strcmp(r, "/proc") != 0 && strcmp(r, "/proc/") != 0;
+}
+
+const char *cetctl_proc_root_origin(void)
+{
+	return cetctl_globals.proc_root_origin ? cetctl_globals.proc_root_origin : "--proc-root";
+}
+
+void cetctl_proc_root_note(const char *cmd)
+{
+	if (cetctl_proc_root_is_recorded())
+		fprintf(stderr, "cetctl: %s: reading %s instead of /proc (%s)\n", cmd,
+			cetctl_globals.proc_root, cetctl_proc_root_origin());
+}
+
+/*
+ * At exit, as util-linux's close_stdout() does: an audit tool whose output
+ * went nowhere must not report success. A stream error seen earlier, or a
+ * failing flush or close, is "cetctl: write error: ..." and exit status 1,
+ * whatever the command was going to return. A closed stdout with nothing
+ * pending is not an error (coreutils' close_stream() rule), so quiet runs
+ * with >&- still work. EPIPE only happens with SIGPIPE ignored: the reader
+ * went away on purpose, stay quiet but still fail.
+ */
+static void close_stdout(void)
+{
+	bool pending = __fpending(stdout) != 0;
+	bool prev_fail = ferror(stdout) != 0;
+	bool fclose_fail;
+	int saved;
+
+	errno = 0;
+	fclose_fail = fclose(stdout) != 0;
+	if (prev_fail || (fclose_fail && (pending || errno != EBADF))) {
+		if (!fclose_fail)
+			errno = 0;
+		prev_fail = true;
+	}
+	saved = errno;
+	if (prev_fail) {
+		if (saved != EPIPE) {
+			if (saved)
+				fprintf(stderr, "cetctl: write error: %s\n", strerror(saved));
+			else
+				fprintf(stderr, "cetctl: write error\n");
+		}
+		_exit(CETCTL_EXIT_FAILURE);
+	}
+	if (fflush(stderr) != 0)
+		_exit(CETCTL_EXIT_FAILURE);
+}
+
 static void usage(void)
 {
 	size_t i;
@@ -55,7 +115,8 @@ static void usage(void)
 		printf("  %-8s %s\n", commands[i].name, commands[i].summary);
 	printf("\nOptions:\n");
 	printf("  -J, --json             use JSON output format\n");
-	printf("      --proc-root <dir>  read process information from <dir> instead of /proc\n");
+	printf("      --proc-root <dir>  read process information from <dir> instead of /proc\n"
+	       "                         (also CETCTL_PROC_ROOT=<dir>); every output says so\n");
 	printf("  -h, --help             display this help\n");
 	printf("  -V, --version          display version\n");
 	printf("\nRun 'cetctl <command> --help' for the options of a command.\n");
@@ -76,9 +137,20 @@ int main(int argc, char **argv)
 	size_t i;
 	int c;
 
+	/*
+	 * The locale decides which names the tables can print as they are
+	 * (libsmartcols escapes what the locale cannot print); numbers stay
+	 * in the C format, they are read by programs (JSON, metrics).
+	 */
+	setlocale(LC_ALL, "");
+	setlocale(LC_NUMERIC, "C");
+	atexit(close_stdout);
+
 	env = getenv("CETCTL_PROC_ROOT");
-	if (env && *env)
+	if (env && *env) {
 		cetctl_globals.proc_root = env;
+		cetctl_globals.proc_root_origin = "CETCTL_PROC_ROOT";
+	}
 
 	/* '+': stop at the first non-option, the subcommand owns the rest. */
 	while ((c = getopt_long(argc, argv, "+JhV", longopts, NULL)) != -1) {
@@ -88,6 +160,7 @@ int main(int argc, char **argv)
 			break;
 		case 'P':
 			cetctl_globals.proc_root = optarg;
+			cetctl_globals.proc_root_origin = "--proc-root";
 			break;
 		case 'h':
 			usage();

@@ -8,12 +8,14 @@
 
 #include "cetctl.h"
 #include "table.h"
+#include "util.h"
 
 struct cetctl_table {
 	struct libscols_table *tb;
 	const struct cetctl_column *cols;
 	int ids[CETCTL_MAX_COLUMNS];
 	size_t nids;
+	bool json;
 };
 
 static int column_by_name(const struct cetctl_column *cols, size_t ncols,
@@ -27,6 +29,8 @@ static int column_by_name(const struct cetctl_column *cols, size_t ncols,
 			return (int)i;
 	return -1;
 }
+
+static const char *parse_cmd = "";	/* for the messages: "elf: " */
 
 int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
 			 const char *list, int *ids, size_t *nids)
@@ -50,31 +54,33 @@ int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
 			continue;
 		id = column_by_name(cols, ncols, p, len);
 		if (id < 0) {
-			warnx("unknown column: %.*s", (int)len, p);
+			warnx("%sunknown column: %.*s", parse_cmd, (int)len, p);
 			return -1;
 		}
 		if (*nids >= CETCTL_MAX_COLUMNS) {
-			warnx("too many columns");
+			warnx("%stoo many columns", parse_cmd);
 			return -1;
 		}
 		ids[(*nids)++] = id;
 	}
 	if (*nids == 0) {
-		warnx("no columns given");
+		warnx("%sno columns given", parse_cmd);
 		return -1;
 	}
 	return 0;
 }
 
 void cetctl_columns_list(FILE *out, const struct cetctl_column *cols,
-			 size_t ncols, bool json)
+			 size_t ncols, const struct cetctl_table_opts *opts)
 {
 	struct libscols_table *tb = scols_new_table();
 	size_t i;
 
 	if (!tb)
 		err(1, "failed to allocate output table");
-	scols_table_enable_json(tb, json);
+	scols_table_enable_json(tb, opts->json);
+	scols_table_enable_raw(tb, opts->raw);
+	scols_table_enable_noheadings(tb, opts->noheadings);
 	scols_table_set_name(tb, "columns");
 	scols_table_new_column(tb, "NAME", 0, 0);
 	scols_table_new_column(tb, "DESCRIPTION", 0, SCOLS_FL_TRUNC);
@@ -119,6 +125,7 @@ struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 	}
 	t->cols = cols;
 	t->nids = nids;
+	t->json = opts->json;
 	memcpy(t->ids, ids, nids * sizeof(ids[0]));
 
 	scols_table_enable_json(t->tb, opts->json);
@@ -166,18 +173,35 @@ bool cetctl_table_has(const struct cetctl_table *t, int colid)
 int cetctl_table_set(struct cetctl_table *t, struct libscols_line *ln,
 		     int colid, const char *data)
 {
-	int pos = position_of(t, colid);
+	int pos = position_of(t, colid), rc = 0;
+	char *clean = NULL;
 
 	if (pos < 0 || !data)
 		return 0;
+	/*
+	 * libsmartcols copies bytes >= 0x80 into JSON as they are: make the
+	 * document valid UTF-8 whatever the name (the tables escape by
+	 * themselves, following the locale).
+	 */
+	if (t->json) {
+		rc = cet_utf8_sanitize(data, &clean);
+		if (rc < 0)
+			return rc;
+		if (clean)
+			data = clean;
+		rc = 0;
+	}
 	/* The same column may be selected twice: fill every copy. */
 	for (size_t i = (size_t)pos; i < t->nids; i++) {
 		if (t->ids[i] != colid)
 			continue;
-		if (scols_line_set_data(ln, i, data) != 0)
-			return -ENOMEM;
+		if (scols_line_set_data(ln, i, data) != 0) {
+			rc = -ENOMEM;
+			break;
+		}
 	}
-	return 0;
+	free(clean);
+	return rc;
 }
 
 int cetctl_table_setf(struct cetctl_table *t, struct libscols_line *ln,
@@ -204,9 +228,115 @@ struct libscols_table *cetctl_table_scols(struct cetctl_table *t)
 	return t->tb;
 }
 
+/* @s as a JSON string: quotes, backslashes and control characters escaped. */
+static void json_string(FILE *out, const char *s)
+{
+	char *clean = NULL;
+
+	if (cet_utf8_sanitize(s, &clean) < 0)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	if (clean)
+		s = clean;
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+	free(clean);
+}
+
+/*
+ * libsmartcols writes an empty list cell as [null]: make it []. Outside the
+ * strings, a null alone between brackets can only be that.
+ */
+static void empty_arrays(char *buf)
+{
+	char *r = buf, *w = buf;
+	bool in_string = false;
+
+	while (*r) {
+		if (in_string) {
+			if (*r == '\\' && r[1]) {
+				*w++ = *r++;
+			} else if (*r == '"') {
+				in_string = false;
+			}
+			*w++ = *r++;
+			continue;
+		}
+		if (*r == '"') {
+			in_string = true;
+			*w++ = *r++;
+			continue;
+		}
+		if (*r == '[') {
+			char *p = r + 1;
+
+			p += strspn(p, " \n");
+			if (strncmp(p, "null", 4) == 0) {
+				p += 4;
+				p += strspn(p, " \n");
+				if (*p == ']') {
+					*w++ = '[';
+					*w++ = ']';
+					r = p + 1;
+					continue;
+				}
+			}
+		}
+		*w++ = *r++;
+	}
+	*w = '\0';
+}
+
 int cetctl_table_print(struct cetctl_table *t)
 {
-	return scols_print_table(t->tb);
+	return cetctl_table_print_members(t, NULL);
+}
+
+int cetctl_table_print_members(struct cetctl_table *t, const char *members)
+{
+	FILE *out = scols_table_get_stream(t->tb) ? scols_table_get_stream(t->tb) : stdout, *mem;
+	char *buf = NULL, *end;
+	size_t len = 0;
+	int rc;
+
+	if (!t->json)
+		return scols_print_table(t->tb);
+	/* one more member next to the array: where the data came from */
+	mem = open_memstream(&buf, &len);
+	if (!mem)
+		return -ENOMEM;
+	scols_table_set_stream(t->tb, mem);
+	rc = scols_print_table(t->tb);
+	fclose(mem);
+	scols_table_set_stream(t->tb, out);
+	end = buf ? strrchr(buf, '}') : NULL;
+	if (rc || !end) {
+		free(buf);
+		return rc ? rc : -EINVAL;
+	}
+	while (end > buf && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	*end = '\0';
+	empty_arrays(buf);
+	fputs(buf, out);
+	if (cetctl_proc_root_is_recorded()) {
+		fputs(",\n   \"proc_root\": ", out);
+		json_string(out, cetctl_globals.proc_root);
+	}
+	if (members)
+		fprintf(out, ",\n   %s", members);
+	fputs("\n}\n", out);
+	free(buf);
+	return 0;
 }
 
 void cetctl_table_free(struct cetctl_table *t)
@@ -244,10 +374,19 @@ int cetctl_output_columns(const struct cetctl_output_args *oa, const struct cetc
 			  size_t ncols, int *ids, size_t *nids, const char *cmd)
 {
 	if (oa->list_columns) {
-		cetctl_columns_list(stdout, cols, ncols, oa->topts.json);
+		cetctl_columns_list(stdout, cols, ncols, &oa->topts);
 		return CETCTL_EXIT_OK;
 	}
-	if (oa->outlist && cetctl_columns_parse(cols, ncols, oa->outlist, ids, nids) < 0)
-		return cetctl_usage_error(cmd);
+	if (oa->outlist) {
+		char prefix[32];
+		int rc;
+
+		snprintf(prefix, sizeof(prefix), "%s: ", cmd);
+		parse_cmd = prefix;
+		rc = cetctl_columns_parse(cols, ncols, oa->outlist, ids, nids);
+		parse_cmd = "";
+		if (rc < 0)
+			return cetctl_usage_error(cmd);
+	}
 	return CETCTL_OUTPUT_CONTINUE;
 }

@@ -38,9 +38,10 @@ struct cetctl_table;
  */
 int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
 			 const char *list, int *ids, size_t *nids);
-/* --list-columns: one line per column, or a JSON array with -J. */
+/* --list-columns: one line per column, or a JSON array with -J; -n and
+ * --raw apply too. */
 void cetctl_columns_list(FILE *out, const struct cetctl_column *cols,
-			 size_t ncols, bool json);
+			 size_t ncols, const struct cetctl_table_opts *opts);
 /* Append the column help to a --help text. */
 void cetctl_columns_help(FILE *out, const struct cetctl_column *cols, size_t ncols);
 
@@ -102,6 +103,12 @@ int cetctl_table_setf(struct cetctl_table *t, struct libscols_line *ln,
 bool cetctl_table_has(const struct cetctl_table *t, int colid);
 struct libscols_table *cetctl_table_scols(struct cetctl_table *t);
 int cetctl_table_print(struct cetctl_table *t);
+/*
+ * The same; in JSON mode @members (NULL, or JSON text such as
+ * "\"summary\": {...}") goes into the top-level object after the array,
+ * next to "proc_root" when a recorded tree stands in for /proc.
+ */
+int cetctl_table_print_members(struct cetctl_table *t, const char *members);
 void cetctl_table_free(struct cetctl_table *t);
 
 #endif

@@ -19,6 +19,8 @@ PKGS=(
   # guest image contents / tooling
   bats busybox-static bash coreutils grep sed gawk findutils util-linux procps dash perl-base
   gzip python3 jq strace
+  # issue 13: JSON-schema check of every -J output (tests/host/json-schema.bats)
+  python3-jsonschema
   # cetctl run/map: start-up benchmark (bench/run-startup.sh), file-capability test (setcap)
   hyperfine libcap2-bin
   # issue 7: libFuzzer targets (tests/fuzz), scanelf for bench/elf.sh

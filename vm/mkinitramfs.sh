@@ -11,6 +11,7 @@
 #   /usr/bin/cetctl                         (if built)
 #   /usr/lib/cetctl/libcetctl-preload.so    (if built)
 #   /usr/libexec/cetctl/helpers/*           (build/tests/guest-helpers/*, on PATH in the guest)
+#   /usr/libexec/cetctl/fixtures/           (build/tests/guest-fixtures: the ELF fixtures, elf-oracle.bats)
 #   /tests/*.bats, /tests/lib/              (tests/guest/)
 #   /usr/bin/cetctl-expect                  (vm/guest-expect: declare expected kernel lines)
 # With --kselftest DIR (vm/kselftests.sh's output): DIR as /opt/kselftest, and
@@ -152,6 +153,12 @@ if [[ -n $KSFT ]]; then
   cp -a "$KSFT/." "$ST/opt/kselftest/"
   rm -f "$ST/opt/kselftest/build.log" "$ST/opt/kselftest/.built"
   install -m 0755 "$REPO/vm/guest-kselftest.sh" "$ST/usr/libexec/cetctl/kselftest.sh"
+fi
+
+# the host tier's ELF fixtures, built for this path (tests/guest/elf-oracle.bats)
+if [[ -d $BUILD/tests/guest-fixtures ]]; then
+  mkdir -p "$ST/usr/libexec/cetctl"
+  cp -a "$BUILD/tests/guest-fixtures" "$ST/usr/libexec/cetctl/fixtures"
 fi
 
 # the suites

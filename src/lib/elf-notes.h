@@ -15,6 +15,7 @@
 #define CETCTL_ELF_NOTES_H
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -74,13 +75,39 @@ struct elf_prop_note {
 int elf_prop_parse(const void *buf, size_t size, uint64_t align, bool elf64,
 		   struct elf_prop_note *out);
 
-/* The verdict of our kernel series (seed 011 + binfmt_elf) on exec. */
+/* The verdict of our kernel series (patch 33 + binfmt_elf) on exec. */
 enum elf_kernel_verdict {
-	ELF_KERNEL_NA = 0,	/* not something the kernel would exec as x86-64 */
+	ELF_KERNEL_NA = 0,	/* not a program: shared library, .o, core, kernel image */
 	ELF_KERNEL_ALLOWS,	/* shadow-stack API available */
 	ELF_KERNEL_BLOCKS,	/* marked IBT/SHSTK: API refused (legacy-ELF policy) */
-	ELF_KERNEL_ENOEXEC,	/* malformed PT_GNU_PROPERTY: execve fails */
+	ELF_KERNEL_ENOEXEC,	/* execve fails (error in elf_kernel_judgement.err) */
 	ELF_KERNEL_NO_SHSTK,	/* 32-bit or x32: no shadow stacks at all */
+	ELF_KERNEL_ALLOWS_LEGACY, /* marked IBT/SHSTK, the policy is "allow" */
+	ELF_KERNEL_NO_POLICY,	/* the kernel has no legacy-ELF policy (mainline) */
+};
+
+/* The legacy-ELF policy a kernel applies (patch 33). */
+enum elf_kernel_policy {
+	ELF_POLICY_NONE = 0,	/* no such policy: mainline, no shadow-stack support */
+	ELF_POLICY_BLOCK,	/* shstk_legacy_elf=block, the default */
+	ELF_POLICY_ALLOW,	/* shstk_legacy_elf=allow / ..._ALLOW_BROKEN=y */
+};
+
+/*
+ * What the series' binfmt_elf reads from one file, gathered by
+ * elf_cet_read_*(); elf_kernel_judge() turns it into the verdict.
+ */
+struct elf_kernel_facts {
+	bool phdrs_ok;		/* e_phentsize/e_phnum as load_elf_phdrs() wants */
+	bool user_space;	/* no PT_LOAD at or above the user address limit */
+	int interp_rc;		/* 0 PT_INTERP read; -ENOENT none; -ENOEXEC malformed */
+	char interp[PATH_MAX];	/* its path when interp_rc == 0 */
+	int first_rc;		/* first PT_GNU_PROPERTY (the exec's own state,
+				 * patch 33): 0, -ENOENT none, or the parse error */
+	uint32_t first_feature_1; /* its FEATURE_1_AND when first_rc == 0 */
+	int last_rc;		/* the last PT_GNU_PROPERTY, the one binfmt_elf
+				 * parses when this file is the interpreter or a
+				 * program without one: 0 (or none) or the error */
 };
 
 /*
@@ -127,8 +154,11 @@ struct elf_cet_info {
 	bool loader_ok;			/* note accepted (or no note at all) */
 	uint32_t loader_feature_1_and;
 
+	/* The verdict for the "block" policy, the interpreter assumed sound
+	 * (no file besides this one is read): see elf_kernel_judge(). */
 	enum elf_kernel_verdict kernel;
 	int kernel_err;			/* -ENOEXEC/-EIO for ELF_KERNEL_ENOEXEC */
+	struct elf_kernel_facts kfacts;
 
 	/* Why the file was rejected (static text), with ELF_CET_ECORRUPT. */
 	const char *error;
@@ -147,6 +177,33 @@ struct elf_cet_info {
 int elf_cet_read_fd(int fd, off_t size, struct elf_cet_info *out);
 /* Same on an in-memory image (unit tests). */
 int elf_cet_read_mem(const void *image, size_t size, struct elf_cet_info *out);
+
+/*
+ * What execve() of @prog and then the shadow-stack interface (arch_prctl
+ * ARCH_SHSTK_*, map_shadow_stack) do on a kernel of the series with legacy-
+ * ELF @policy: the one model of patch 33 and binfmt_elf that cetctl uses.
+ *  - A shared library, .o, core file or kernel image is not a program: NA.
+ *  - With ELF_POLICY_NONE the kernel ignores the notes: NO_POLICY.
+ *  - A program with an interpreter: the INTERPRETER's (last)
+ *    PT_GNU_PROPERTY decides whether execve() fails (ENOEXEC, EIO), the
+ *    program's own note never does; a missing or bad interpreter fails
+ *    with ENOENT/EACCES/ELIBBAD. Without one, the program's last
+ *    PT_GNU_PROPERTY decides.
+ *  - Then the program's own first PT_GNU_PROPERTY (a malformed one counts
+ *    as unmarked) with IBT or SHSTK is BLOCKS under "block",
+ *    ALLOWS_LEGACY under "allow"; 32-bit and x32 programs are NO_SHSTK.
+ *  - x32 programs fail with ENOEXEC unless @x32_abi (CONFIG_X86_X32_ABI):
+ *    compat_elf_check_arch() refuses them before anything else.
+ * @interp is the interpreter's information (read by the caller) and
+ * @interp_rc the result of reading it: 0, -errno of open, or
+ * ELF_CET_ENOTELF/ELF_CET_ECORRUPT; @interp NULL means "assumed sound".
+ * Sets *@err to the execve() error for ELF_KERNEL_ENOEXEC, and *@why to a
+ * short static explanation (may be NULL).
+ */
+enum elf_kernel_verdict elf_kernel_judge(const struct elf_cet_info *prog,
+					 const struct elf_cet_info *interp, int interp_rc,
+					 enum elf_kernel_policy policy, bool x32_abi, int *err,
+					 const char **why);
 
 /* Short human texts. */
 const char *elf_prop_problem_str(enum elf_prop_problem p);

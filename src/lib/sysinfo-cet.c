@@ -82,10 +82,29 @@ static enum cet_tri kconfig_value(const char *text, const char *name)
 	return CET_NO;
 }
 
+/* Whether the config names @name at all (set, or "is not set"). */
+static bool kconfig_mentions(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+	const char *line;
+
+	for (line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		if (strncmp(line, name, n) == 0 && line[n] == '=')
+			return true;
+		if (strncmp(line, "# ", 2) == 0 && strncmp(line + 2, name, n) == 0 &&
+		    line[2 + n] == ' ')
+			return true;
+	}
+	return false;
+}
+
 void cet_kconfig_parse(const char *text, struct cet_sysinfo *si)
 {
 	si->kconfig_shstk = kconfig_value(text, "CONFIG_X86_USER_SHADOW_STACK");
 	si->kconfig_allow_broken = kconfig_value(text, "CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN");
+	si->kconfig_legacy_policy =
+		kconfig_mentions(text, "CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN") ? CET_YES : CET_NO;
+	si->kconfig_x32 = kconfig_value(text, "CONFIG_X86_X32_ABI");
 }
 
 void cet_cmdline_parse(const char *text, struct cet_sysinfo *si)
@@ -237,6 +256,8 @@ static void read_kconfig(const char *root, struct cet_sysinfo *si)
 
 	si->kconfig_shstk = CET_UNKNOWN;
 	si->kconfig_allow_broken = CET_UNKNOWN;
+	si->kconfig_legacy_policy = CET_UNKNOWN;
+	si->kconfig_x32 = CET_UNKNOWN;
 	si->kconfig_source[0] = '\0';
 
 	if (!cet_proc_path(path, sizeof(path), root, "config.gz"))
@@ -340,7 +361,13 @@ const char *cet_sysinfo_legacy_policy(const struct cet_sysinfo *si, const char *
 {
 	if (si->kconfig_shstk == CET_NO || si->status_lines == CET_NO) {
 		*why = "the kernel has no shadow-stack support";
-		return "n/a";
+		return "none";
+	}
+	if (si->kconfig_shstk == CET_YES && si->kconfig_legacy_policy == CET_NO) {
+		/* shstk_legacy_elf= means nothing to such a kernel */
+		*why = "the kernel has no legacy-ELF policy (its config does not know "
+		       "CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN: mainline)";
+		return "none";
 	}
 	if (strcmp(si->shstk_legacy_elf, "allow") == 0) {
 		*why = "boot parameter shstk_legacy_elf=allow";

@@ -25,6 +25,10 @@ struct cet_sysinfo {
 	char kconfig_source[4096];	/* file read, "" when none was found */
 	enum cet_tri kconfig_shstk;	/* CONFIG_X86_USER_SHADOW_STACK */
 	enum cet_tri kconfig_allow_broken; /* CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN */
+	/* the config knows that symbol at all: the kernel has the series'
+	 * legacy-ELF policy (mainline does not) */
+	enum cet_tri kconfig_legacy_policy;
+	enum cet_tri kconfig_x32;	/* CONFIG_X86_X32_ABI: x32 programs can run */
 	/* <root>/self/status */
 	enum cet_tri status_lines;	/* x86_Thread_features: present */
 	/* <root>/cmdline */
@@ -44,7 +48,11 @@ int cet_sysinfo_read(const char *root, struct cet_sysinfo *si);
 
 /* Overall: the kernel and CPU can run user shadow stacks right now. */
 bool cet_sysinfo_supported(const struct cet_sysinfo *si);
-/* The legacy-ELF policy: "block", "allow", "n/a" or "unknown", and why. */
+/*
+ * The legacy-ELF policy of the kernel (patch 33): "block", "allow", "none"
+ * (no such policy: no shadow-stack support, or a mainline kernel) or
+ * "unknown" (no kernel configuration to tell), and why.
+ */
 const char *cet_sysinfo_legacy_policy(const struct cet_sysinfo *si, const char **why);
 
 /* Parsers exposed for unit tests. */

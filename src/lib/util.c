@@ -117,3 +117,64 @@ int cet_proc_pid_open(const char *root, pid_t pid)
 	fd = openat(rfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
+
+/* Length of the valid UTF-8 sequence at @p (RFC 3629), 0 when invalid. */
+static size_t utf8_seq_len(const unsigned char *p)
+{
+	unsigned char c = p[0];
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		/* no overlongs (e0 80..9f), no surrogates (ed a0..bf) */
+		unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+
+		return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		/* no overlongs (f0 80..8f), nothing past U+10FFFF (f4 90..) */
+		unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+
+		return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 &&
+		       (p[3] & 0xc0) == 0x80 ? 4 : 0;
+	}
+	return 0;
+}
+
+int cet_utf8_sanitize(const char *s, char **out)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t bad = 0, len = 0, n;
+	char *o;
+
+	*out = NULL;
+	/* The NUL ends every sequence early, so reads stay in the string. */
+	for (; *p; p += n, len += n) {
+		n = utf8_seq_len(p);
+		if (!n) {
+			bad++;
+			n = 1;
+		}
+	}
+	if (!bad)
+		return 0;
+	o = malloc(len + bad * 2 + 1);	/* 1 byte becomes 3 */
+	if (!o)
+		return -ENOMEM;
+	*out = o;
+	for (p = (const unsigned char *)s; *p; p += n) {
+		n = utf8_seq_len(p);
+		if (n) {
+			memcpy(o, p, n);
+			o += n;
+		} else {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			n = 1;
+		}
+	}
+	*o = '\0';
+	return 1;
+}

@@ -30,4 +30,13 @@ long cet_read_file_at(int dirfd, const char *path, size_t max, char **out);
  */
 int cet_proc_pid_open(const char *root, pid_t pid);
 
+/*
+ * JSON must be UTF-8, names need not be: any local user can create a file
+ * or process whose name is not. Returns 0 when @s is valid UTF-8 (*out is
+ * NULL), 1 with *out a malloc'ed copy in which every byte that does not
+ * belong to a valid sequence (stray continuation bytes, truncated, overlong,
+ * surrogate or > U+10FFFF sequences) is replaced by U+FFFD, or -ENOMEM.
+ */
+int cet_utf8_sanitize(const char *s, char **out);
+
 #endif

@@ -25,8 +25,11 @@ role() {
 }
 
 cet() {
-	local tree=$1; shift
-	"$CETCTL" --proc-root "$FIX/$tree" "$@"
+	local tree=$1 rc=0; shift
+	# the "reading TREE instead of /proc" note is proc-root.bats' business
+	"$CETCTL" --proc-root "$FIX/$tree" "$@" 2>"$BATS_FILE_TMPDIR/cet.err" || rc=$?
+	grep -v ' instead of /proc (' "$BATS_FILE_TMPDIR/cet.err" >&2
+	return $rc
 }
 
 @test "audit: one row per user process; kernel threads, zombies, vanished left out" {
@@ -295,8 +298,79 @@ cet() {
 	if grep -q '^x86_Thread_features:' /proc/self/status; then
 		[ "$rc_req" -eq 0 ] || [ "$rc_req" -eq 1 ]
 	else
-		# no kernel support: nobody has a shadow stack, every row offends
-		[ "$rc_req" -eq 1 ]
+		# no kernel support: every row offends, and the policy cannot be
+		# met at all: exit 2, not 1
+		[ "$rc_req" -eq 2 ]
 		[ "$(jq '.processes | length' "$BATS_TEST_TMPDIR/req.json")" -ge 900 ]
 	fi
+}
+
+# --- policies fail closed (exit 3: nothing or not everything checked,
+# exit 2: the kernel has no shadow stacks); see EXIT STATUS in cetctl-audit(1)
+
+@test "audit: --require with a filter matching nothing exits 3, says so" {
+	run cet cet-emulated audit --require shstk,locked --comm sshd,nginx
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"no process was checked"* ]]
+}
+
+@test "audit: --require with an empty selection (--user nobody) exits 3" {
+	run cet cet-emulated audit -J --require shstk --user nobody
+	[ "$status" -eq 3 ]
+	run cet cet-emulated audit -J --user nobody
+	# without a policy an empty list is just an answer
+	[ "$status" -eq 0 ]
+}
+
+@test "audit: --pid naming a kernel thread: warned, exit 3 with --require, 1 without" {
+	kt=$(role cet-emulated kthread)
+	run cet cet-emulated audit --require shstk --pid "$kt"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"$kt: kernel thread, not checked"* ]]
+	# one good process besides does not make it pass
+	run cet cet-emulated audit --require shstk --pid "$kt,$(role cet-emulated single)"
+	[ "$status" -eq 3 ]
+	run cet cet-emulated audit -o PID -n --pid "$kt"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$kt: kernel thread, not checked"* ]]
+	run cet cet-emulated audit --require shstk --pid "$(role cet-emulated zombie)"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"zombie, not checked"* ]]
+}
+
+@test "audit: --require with a --pid that does not exist exits 3" {
+	run cet cet-emulated audit --require shstk --pid "999999,$(role cet-emulated single)"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"999999: no such process"* ]]
+}
+
+@test "audit: --require on a kernel without shadow stacks exits 2, even with nothing selected" {
+	run cet host-nocet audit --require shstk
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"the kernel has no shadow-stack support"* ]]
+	run cet host-nocet audit --require shstk,locked --comm sshd,nginx
+	[ "$status" -eq 2 ]
+	# a plain listing is still fine there
+	run cet host-nocet audit -o PID -n
+	[ "$status" -eq 0 ]
+}
+
+@test "audit (live): --comm longer than 15 characters warns and matches the executable name" {
+	cp /usr/bin/perl "$BATS_TEST_TMPDIR/a-very-long-program-name"
+	# the process renames its comm: only its executable's name matches
+	"$BATS_TEST_TMPDIR/a-very-long-program-name" -e '$0 = "renamed"; sleep 60' &
+	p=$!
+	for i in $(seq 50); do
+		[ "$(cat /proc/$p/comm 2>/dev/null)" = renamed ] && break
+		sleep 0.1
+	done
+	run "$CETCTL" audit -o PID -n --comm a-very-long-program-name,bash
+	kill "$p"; wait "$p" 2>/dev/null || true
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"longer than 15 characters"* ]]
+	echo "$output" | grep -qx " *$p"
 }

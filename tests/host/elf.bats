@@ -20,19 +20,16 @@ teardown() {
 	[ -n "${TMP:-}" ] && rm -rf "$TMP"
 }
 
-# What the kernel column says for a binary marked IBT/SHSTK on this host:
-# the series' policy refuses it unless overridden on the command line.
+# The KERNEL column models the series (patch 33) for a named policy; these
+# tests judge for "block", the series' default, whatever this host runs.
 refused() {
-	if grep -q 'shstk_legacy_elf=allow' /proc/cmdline 2>/dev/null; then
-		echo "allows (override)"
-	else
-		echo "refuses"
-	fi
+	echo "refuses"
 }
 
 # elf_json FILE... -> JSON of the default columns plus the note values
 elf_json() {
-	"$CETCTL" elf -J -o FILE,ARCH,TYPE,IBT,SHSTK,LAM,NOTE,LOADER,KERNEL,ISA_NEEDED "$@"
+	"$CETCTL" elf -J --kernel-policy=block \
+		-o FILE,ARCH,TYPE,IBT,SHSTK,LAM,NOTE,LOADER,KERNEL,ISA_NEEDED "$@"
 }
 
 # field FILE COLUMN -> the value of COLUMN for FILE (one file per call)
@@ -44,7 +41,7 @@ field() {
 	run --separate-stderr "$CETCTL" elf --help
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
-	for o in --recursive --deps --json --output --list-columns --noheadings --raw --help; do
+	for o in --recursive --deps --kernel-policy --json --output --list-columns --noheadings --raw --help; do
 		grep -q -- "$o" <<<"$output" || { echo "missing $o"; return 1; }
 	done
 }
@@ -100,7 +97,7 @@ field() {
 	run elf_json "$F/start-marked" "$F/start-unmarked" "$F/start-marked-spie"
 	[ "$status" -eq 0 ]
 	jq -e '.files[0] | .type == "static" and .ibt and .shstk and .loader == "ibt,shstk"' <<<"$output"
-	jq -e '.files[1] | .type == "static" and .ibt == false and .note == "-" and
+	jq -e '.files[1] | .type == "static" and .ibt == false and .note == null and
 		.loader == "none" and .kernel == "allows"' <<<"$output"
 	jq -e '.files[2] | .type == "static-pie" and .shstk and .loader == "ibt,shstk"' <<<"$output"
 }
@@ -120,20 +117,36 @@ field() {
 	jq -e '.files[1] | .arch == "i386" and .shstk == false' <<<"$output"
 }
 
-@test "elf: x32 (-mx32 -nostdlib)" {
+# x32_tree on|off -> a recorded tree whose kernel config has CONFIG_X86_X32_ABI
+# set or not (the KERNEL verdict of x32 programs depends on it)
+x32_tree() {
+	mkdir -p "$TMP/x32$1"
+	if [ "$1" = on ]; then
+		printf 'CONFIG_X86_USER_SHADOW_STACK=y\nCONFIG_X86_X32_ABI=y\n' >"$TMP/x32$1/config"
+	else
+		printf 'CONFIG_X86_USER_SHADOW_STACK=y\n# CONFIG_X86_X32_ABI is not set\n' >"$TMP/x32$1/config"
+	fi
+	echo "$TMP/x32$1"
+}
+
+@test "elf: x32 (-mx32 -nostdlib): no shadow stacks, and no exec without CONFIG_X86_X32_ABI" {
 	require_fixture startx32-marked
-	run elf_json "$F/startx32-marked"
+	run --separate-stderr "$CETCTL" --proc-root "$(x32_tree on)" elf -J --kernel-policy=block "$F/startx32-marked" "$F/made/note-x32"
 	[ "$status" -eq 0 ]
 	jq -e '.files[0] | .arch == "x32" and .shstk and .loader == "ibt,shstk" and
 		.kernel == "no-shstk (x32)"' <<<"$output"
+	jq -e '.files[1].kernel == "no-shstk (x32)"' <<<"$output"
+	# the QEMU oracle showed it: compat_elf_check_arch() refuses x32 first
+	run --separate-stderr "$CETCTL" --proc-root "$(x32_tree off)" elf -J --kernel-policy=block "$F/startx32-marked" "$F/made/note-x32"
+	jq -e '[.files[].kernel] == ["ENOEXEC", "ENOEXEC"]' <<<"$output"
 }
 
 @test "elf: relocatable objects read .note.gnu.property" {
 	run elf_json "$F/obj-marked.o" "$F/obj-none.o"
 	[ "$status" -eq 0 ]
 	jq -e '.files[0] | .type == "rel" and .note == ".note.gnu.property" and .ibt and .shstk and
-		.loader == "-" and .kernel == "-"' <<<"$output"
-	jq -e '.files[1] | .type == "rel" and .note == "-" and .shstk == false' <<<"$output"
+		.loader == null and .kernel == "n/a (not a program)"' <<<"$output"
+	jq -e '.files[1] | .type == "rel" and .note == null and .shstk == false' <<<"$output"
 }
 
 # made/<name> LOADER KERNEL IBT SHSTK
@@ -148,16 +161,18 @@ field() {
 	done <<EOT
 note-good64|ibt,shstk|$r|true|true
 note-align4|ignored: alignment not 8|$r|true|true
-note-unordered|ignored: properties not in ascending order|ENOEXEC|true|true
-note-shortdesc|ignored: descsz < 8|ENOEXEC|false|false
-note-datasz8|ignored: pr_datasz != 4|ENOEXEC|false|false
+note-unordered|ignored: properties not in ascending order|allows|true|true
+note-shortdesc|ignored: descsz < 8|allows|false|false
+note-datasz8|ignored: pr_datasz != 4|allows|false|false
 note-duplicate|ignored: more than one property note|$r|true|true
 note-static-ptnote|ignored: static executable without PT_GNU_PROPERTY|allows|true|true
 note-static-good|ibt,shstk|$r|true|true
-note-big|ibt,shstk|ENOEXEC|true|true
+note-static-unordered|ignored: properties not in ascending order|ENOEXEC|true|true
+note-static-datasz8|ignored: pr_datasz != 4|ENOEXEC|false|false
+note-static-big|ibt,shstk|ENOEXEC|true|true
+note-big|ibt,shstk|allows|true|true
 note-good32|ibt,shstk|no-shstk (i386)|true|true
 note-32-align8|ignored: alignment not 4|no-shstk (i386)|true|true
-note-x32|ibt,shstk|no-shstk (x32)|true|true
 note-ibt-only|ibt|$r|true|false
 note-zero|none|allows|false|false
 EOT
@@ -267,7 +282,7 @@ EOT
 }
 
 @test "elf: -n, --raw, -o and the summary line" {
-	run --separate-stderr "$CETCTL" elf -n --raw -o FILE,IBT,SHSTK,KERNEL "$F/hello-marked" "$F/hello-plain"
+	run --separate-stderr "$CETCTL" elf --kernel-policy=block -n --raw -o FILE,IBT,SHSTK,KERNEL "$F/hello-marked" "$F/hello-plain"
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "$F/hello-marked yes yes $(refused | sed 's/ /\\x20/g')" ]
 	[ "${lines[1]}" = "$F/hello-plain no no allows" ]
@@ -279,8 +294,8 @@ EOT
 }
 
 @test "elf --json: one document with the files and a summary" {
-	run --separate-stderr "$CETCTL" elf -J "$F/hello-marked" "$F/hello-plain" "$F/made/note-align4" \
-		"$F/made/note-unordered" "$F/not-elf.sh"
+	run --separate-stderr "$CETCTL" elf -J --kernel-policy=block "$F/hello-marked" "$F/hello-plain" \
+		"$F/made/note-align4" "$F/made/note-static-unordered" "$F/not-elf.sh"
 	[ "$status" -eq 1 ]
 	jq -e '.files | length == 4' <<<"$output"
 	jq -e '.summary | .files == 4 and .shstk == 1 and .ibt == 1 and .ignored == 2 and
@@ -320,7 +335,7 @@ EOT
 	run "$CETCTL" elf --deps -J -o FILE,DEPS,MISSING "$F/deps/app-missing" "$F/start-marked"
 	[ "$status" -eq 0 ]
 	jq -e '.files[0].missing == "libgone.so"' <<<"$output"
-	jq -e '.files[1].deps == "-"' <<<"$output"
+	jq -e '.files[1].deps == null' <<<"$output"
 }
 
 @test "elf --deps: LD_LIBRARY_PATH is searched like the loader does" {
@@ -358,7 +373,7 @@ EOT
 	echo "BOOT_IMAGE=/vmlinuz shstk_legacy_elf=allow quiet" >"$TMP/proc/cmdline"
 	run --separate-stderr "$CETCTL" --proc-root "$TMP/proc" elf -n --raw -o KERNEL "$F/hello-marked" "$F/hello-plain"
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = 'allows\x20(override)' ]
+	[ "${lines[0]}" = 'allows\x20(policy\x20allow)' ]
 	[ "${lines[1]}" = allows ]
 	[[ $stderr == *"0 refused by the kernel policy"* ]]
 	# the last one wins
@@ -368,5 +383,93 @@ EOT
 	[[ $stderr == *"1 refused by the kernel policy"* ]]
 	echo "no_shstk_legacy_elf=allow" >"$TMP/proc/cmdline"
 	run --separate-stderr "$CETCTL" --proc-root "$TMP/proc" elf -n --raw -o KERNEL "$F/hello-marked"
-	[ "$output" != 'allows\x20(override)' ]
+	[ "$output" != 'allows\x20(policy\x20allow)' ]
+}
+
+# --- the KERNEL verdict models patch 33 (issue 13) ---------------------------
+
+@test "elf kernel: a dynamic program's own malformed note never fails the exec" {
+	# binfmt_elf parses the interpreter's note; the program's own one only
+	# decides the legacy-ELF policy, and a malformed one counts as unmarked
+	for p in block allow; do
+		run "$CETCTL" elf -J --kernel-policy=$p -o FILE,KERNEL "$F/made/note-unordered" \
+			"$F/made/note-shortdesc" "$F/made/note-datasz8" "$F/made/note-big"
+		[ "$status" -eq 0 ]
+		jq -e '[.files[].kernel] == ["allows", "allows", "allows", "allows"]' <<<"$output"
+		jq -e '.summary.enoexec == 0' <<<"$output"
+	done
+}
+
+@test "elf kernel: the interpreter's note fails the exec, its marking does not count" {
+	run "$CETCTL" elf -J --kernel-policy=block -o FILE,KERNEL "$F/made/note-interp-bad" \
+		"$F/made/note-interp-marked" "$F/made/note-interp-missing" \
+		"$F/made/note-interp-notelf" "$F/made/note-interp-nonul"
+	echo "$output"
+	# interp-notelf is shorter than an ELF header: elf_read() fails with EIO
+	jq -e '[.files[].kernel] == ["ENOEXEC", "allows", "ENOENT", "EIO", "ENOEXEC"]' <<<"$output"
+	# a longer file that is not ELF: ELIBBAD
+	head -c 100 /dev/zero >"$TMP/zeros"
+	chmod +x "$TMP/zeros"
+	python3 - "$F/made/note-interp-notelf" "$TMP/prog" "$TMP/zeros" <<'PY'
+import sys
+data = open(sys.argv[1], 'rb').read()
+old = data[data.index(b'/', 64):].split(b'\0')[0]
+new = sys.argv[3].encode()
+assert len(new) <= len(old), (new, old)
+data = data.replace(old + b'\0', new + b'\0' * (len(old) - len(new) + 1), 1)
+open(sys.argv[2], 'wb').write(data)
+PY
+	run "$CETCTL" elf -J --kernel-policy=block -o KERNEL "$TMP/prog"
+	jq -e '.files[0].kernel == "ELIBBAD"' <<<"$output"
+}
+
+@test "elf kernel: n/a (not a program) for shared libraries, .o, core files and kernel images" {
+	run "$CETCTL" elf -J --kernel-policy=block -o FILE,TYPE,KERNEL "$F/deps/libdollar.so" \
+		"$F/obj-marked.o" "$F/made/core" "$F/made/vmlinux-like" "$F/made/interp-marked"
+	echo "$output"
+	jq -e '[.files[].kernel] | all(. == "n/a (not a program)")' <<<"$output"
+	jq -e '.summary.kernel_refuses == 0' <<<"$output"
+}
+
+@test "elf kernel: --kernel-policy allow and none; a bad policy is a usage error" {
+	run "$CETCTL" elf -J --kernel-policy=allow -o KERNEL "$F/hello-marked" "$F/made/note-static-unordered"
+	jq -e '[.files[].kernel] == ["allows (policy allow)", "ENOEXEC"] and
+		.summary.kernel_policy == "allow"' <<<"$output"
+	run "$CETCTL" elf -J --kernel-policy=none -o KERNEL "$F/hello-marked" "$F/made/note-static-unordered"
+	jq -e '[.files[].kernel] == ["n/a (no policy)", "n/a (no policy)"] and
+		.summary.enoexec == 0 and .summary.kernel_policy == "none"' <<<"$output"
+	run --separate-stderr "$CETCTL" elf --kernel-policy=maybe "$F/hello-marked"
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"unknown policy 'maybe'"* ]]
+}
+
+@test "elf kernel: the default policy is the kernel's: series config, mainline, no shstk" {
+	local fix=$HOST_TESTS/fixtures/proc
+	# the series' config (ALLOW_BROKEN not set): block
+	run --separate-stderr "$CETCTL" --proc-root "$fix/cet-emulated" elf -n --raw -o KERNEL "$F/hello-marked"
+	[ "$output" = refuses ]
+	[[ $stderr == *"kernel policy block (CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN is not set)"* ]]
+	# mainline 6.12 with shadow stacks: no such policy
+	run --separate-stderr "$CETCTL" --proc-root "$fix/bochs-ref612" elf -n --raw -o KERNEL "$F/hello-marked"
+	[ "$output" = 'n/a\x20(no\x20policy)' ]
+	[[ $stderr == *"kernel policy none (the kernel has no legacy-ELF policy"* ]]
+	# a kernel without shadow stacks, even with the boot parameter
+	cp -a "$fix/host-nocet" "$TMP/nocet"
+	echo "shstk_legacy_elf=block" >"$TMP/nocet/cmdline"
+	run --separate-stderr "$CETCTL" --proc-root "$TMP/nocet" elf -n --raw -o KERNEL "$F/hello-marked"
+	[ "$output" = 'n/a\x20(no\x20policy)' ]
+	# the live kernel: what info says
+	live=$("$CETCTL" info -J | jq -r '.info[] | select(.name == "legacy-elf") | .value')
+	run --separate-stderr "$CETCTL" elf -J -o KERNEL "$F/hello-marked"
+	case "$live" in
+	none) jq -e '.files[0].kernel == "n/a (no policy)"' <<<"$output" ;;
+	block|unknown) jq -e '.files[0].kernel == "refuses"' <<<"$output" ;;
+	allow) jq -e '.files[0].kernel == "allows (policy allow)"' <<<"$output" ;;
+	esac
+}
+
+@test "elf: relocatable objects are not counted as shstk/ibt in the summary" {
+	run --separate-stderr "$CETCTL" elf -J "$F/obj-marked.o" "$F/hello-marked"
+	[ "$status" -eq 0 ]
+	jq -e '.files[0].shstk and .summary.files == 2 and .summary.shstk == 1 and .summary.ibt == 1' <<<"$output"
 }

@@ -46,7 +46,7 @@ copy_tree() {	# copy_tree TREE -> path of a private copy
 	[ "$status" -eq 2 ]
 	[ "$(value "$output" status-lines)" = no ]
 	[ "$(value "$output" kernel-config)" = no ]
-	[ "$(value "$output" legacy-elf)" = "n/a" ]
+	[ "$(value "$output" legacy-elf)" = none ]
 	[ "$(value "$output" supported)" = no ]
 	jqs "$output" '.info[] | select(.name == "supported") | .detail | startswith("kernel has no shadow-stack support")'
 }

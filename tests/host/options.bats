@@ -184,3 +184,41 @@ check_cmd() {
 	[ "$status" -eq 1 ]
 	[[ $output == *"--bogus-opt is in the bash completion but not in --help"* ]]
 }
+
+@test "options: -V/--version on every subcommand, exit 0 on stdout, listed in --help" {
+	local cmd want
+	want=$("$CETCTL" --version)
+	[[ $want == "cetctl "* ]]
+	for cmd in elf status audit info run map; do
+		for o in -V --version; do
+			run --separate-stderr "$CETCTL" "$cmd" "$o"
+			[ "$status" -eq 0 ] || { echo "$cmd $o: exit $status: $stderr"; return 1; }
+			[ "$output" = "$want" ] || { echo "$cmd $o: '$output'"; return 1; }
+		done
+		"$CETCTL" "$cmd" --help | grep -qE -- '-V, --version' || { echo "$cmd --help lacks -V, --version"; return 1; }
+	done
+}
+
+@test "options: bash completion of -o/--output offers column names, not files" {
+	# a minimal stand-in for bash-completion's helpers: enough for _cetctl
+	run bash -c '
+		_init_completion() { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]};
+			words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
+		_filedir() { COMPREPLY=(FILES); }
+		complete() { :; }
+		cetctl() { "$CETCTL" "$@"; }
+		source "$1"
+		for c in elf status audit info; do
+			COMP_WORDS=(cetctl "$c" -o ""); COMP_CWORD=3; COMPREPLY=()
+			_cetctl
+			echo "$c: ${COMPREPLY[*]}"
+			COMP_WORDS=(cetctl "$c" --output V); COMP_CWORD=3; COMPREPLY=()
+			_cetctl
+			echo "$c V: ${COMPREPLY[*]}"
+		done' _ "$REPO/completions/cetctl.bash"
+	echo "$output"
+	[[ $output == *"elf: FILE ARCH TYPE"*KERNEL* ]]
+	[[ $output == *"audit V: VERDICT"* ]]
+	[[ $output == *"info: NAME VALUE DETAIL"* ]]
+	[[ $output != *FILES* ]]
+}

@@ -440,6 +440,85 @@ static void test_image_errors(void)
 	CHECK(elf_cet_read_mem(img, len, &info) == ELF_CET_ECORRUPT);
 }
 
+/*
+ * elf_kernel_judge(): patch 33 + binfmt_elf. A dynamic program's own
+ * malformed note never fails the exec (the interpreter's does); it counts
+ * as unmarked for the policy.
+ */
+static void test_kernel_judge(void)
+{
+	struct elf_cet_info prog, interp;
+	const char *why;
+	int err;
+
+	memset(&prog, 0, sizeof(prog));
+	prog.elfclass = ELFCLASS64;
+	prog.machine = EM_X86_64;
+	prog.type = ET_DYN;
+	prog.kind = ELF_KIND_PIE;
+	prog.x86 = true;
+	prog.kfacts.phdrs_ok = true;
+	prog.kfacts.user_space = true;
+	prog.kfacts.interp_rc = 0;
+	strcpy(prog.kfacts.interp, "/lib64/ld-linux-x86-64.so.2");
+	prog.kfacts.first_rc = -ENOEXEC;	/* own note malformed */
+	prog.kfacts.last_rc = -ENOEXEC;
+	interp = prog;
+	interp.kind = ELF_KIND_DYN;
+	interp.kfacts.interp_rc = -ENOENT;
+	interp.kfacts.first_rc = interp.kfacts.last_rc = 0;
+
+	CHECK(elf_kernel_judge(&prog, &interp, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_ALLOWS);
+	CHECK(err == 0);
+	/* the interpreter's malformed note fails the exec */
+	interp.kfacts.last_rc = -EIO;
+	CHECK(elf_kernel_judge(&prog, &interp, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_ENOEXEC);
+	CHECK(err == -EIO);
+	interp.kfacts.last_rc = 0;
+	/* its marking does not count; the program's own does */
+	interp.kfacts.first_rc = 0;
+	interp.kfacts.first_feature_1 = IBT_SHSTK;
+	CHECK(elf_kernel_judge(&prog, &interp, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_ALLOWS);
+	prog.kfacts.first_rc = 0;
+	prog.kfacts.first_feature_1 = CET_X86_FEATURE_1_IBT;
+	CHECK(elf_kernel_judge(&prog, &interp, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_BLOCKS);
+	CHECK(elf_kernel_judge(&prog, &interp, 0, ELF_POLICY_ALLOW, true, &err, &why) == ELF_KERNEL_ALLOWS_LEGACY);
+	CHECK(elf_kernel_judge(&prog, &interp, 0, ELF_POLICY_NONE, true, &err, &why) == ELF_KERNEL_NO_POLICY);
+	/* interpreter problems */
+	CHECK(elf_kernel_judge(&prog, NULL, -ENOENT, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_ENOEXEC);
+	CHECK(err == -ENOENT);
+	CHECK(elf_kernel_judge(&prog, NULL, ELF_CET_ENOTELF, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_ENOEXEC);
+	CHECK(err == -ELIBBAD);
+	interp.machine = EM_386;
+	CHECK(elf_kernel_judge(&prog, &interp, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_ENOEXEC);
+	CHECK(err == -ELIBBAD);
+	/* a static program: its own last note decides the exec */
+	prog.kfacts.interp_rc = -ENOENT;
+	prog.kind = ELF_KIND_STATIC_PIE;
+	prog.kfacts.last_rc = -ENOEXEC;
+	CHECK(elf_kernel_judge(&prog, NULL, 0, ELF_POLICY_ALLOW, true, &err, &why) == ELF_KERNEL_ENOEXEC);
+	CHECK(err == -ENOEXEC);
+	/* not programs */
+	prog.kind = ELF_KIND_DYN;
+	CHECK(elf_kernel_judge(&prog, NULL, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_NA);
+	prog.kind = ELF_KIND_STATIC;
+	prog.type = ET_EXEC;
+	prog.kfacts.user_space = false;
+	CHECK(elf_kernel_judge(&prog, NULL, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_NA);
+	prog.type = ET_CORE;
+	CHECK(elf_kernel_judge(&prog, NULL, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_NA);
+	/* x32 needs CONFIG_X86_X32_ABI, refused before the interpreter is looked at */
+	prog.type = ET_DYN;
+	prog.kind = ELF_KIND_PIE;
+	prog.elfclass = ELFCLASS32;
+	prog.kfacts.user_space = true;
+	prog.kfacts.interp_rc = 0;
+	prog.kfacts.last_rc = 0;
+	CHECK(elf_kernel_judge(&prog, NULL, -ENOENT, ELF_POLICY_BLOCK, false, &err, &why) == ELF_KERNEL_ENOEXEC);
+	CHECK(err == -ENOEXEC);
+	CHECK(elf_kernel_judge(&prog, NULL, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_NO_SHSTK);
+}
+
 /* Random buffers and mutated images: must not crash (ASan tier checks reads). */
 static void test_garbage(void)
 {
@@ -485,6 +564,7 @@ int main(void)
 	test_datasz();
 	test_overrun_and_truncation();
 	test_kernel_limits();
+	test_kernel_judge();
 	test_image_dynamic_marked();
 	test_image_static_pt_note_only();
 	test_image_bad_align();

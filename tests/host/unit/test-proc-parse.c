@@ -14,6 +14,7 @@
 #include "proc-maps.h"
 #include "proc-status.h"
 #include "sysinfo-cet.h"
+#include "util.h"
 
 static int failures, checks;
 
@@ -258,11 +259,13 @@ static void test_cmdline(void)
 	CHECK(si.clearcpuid[0] == '\0' && !si.clearcpuid_shstk);
 	CHECK(si.shstk_legacy_elf[0] == '\0');
 
-	/* Policy: boot parameter over Kconfig; n/a without kernel support. */
+	/* Policy: boot parameter over Kconfig; none without kernel support
+	 * or on a kernel whose config does not know the policy (mainline). */
 	memset(&si, 0, sizeof(si));
 	si.kconfig_shstk = CET_YES;
 	si.status_lines = CET_YES;
 	si.kconfig_allow_broken = CET_YES;
+	si.kconfig_legacy_policy = CET_YES;
 	pol = cet_sysinfo_legacy_policy(&si, &why);
 	CHECK_STR(pol, "allow");
 	snprintf(si.shstk_legacy_elf, sizeof(si.shstk_legacy_elf), "block");
@@ -271,9 +274,15 @@ static void test_cmdline(void)
 	CHECK(strstr(why, "shstk_legacy_elf=block") != NULL);
 	si.shstk_legacy_elf[0] = '\0';
 	si.kconfig_allow_broken = CET_UNKNOWN;
+	si.kconfig_legacy_policy = CET_UNKNOWN;
 	CHECK_STR(cet_sysinfo_legacy_policy(&si, &why), "unknown");
+	/* mainline: shadow stacks, no ALLOW_BROKEN symbol; the parameter means nothing */
+	si.kconfig_allow_broken = CET_NO;
+	si.kconfig_legacy_policy = CET_NO;
+	snprintf(si.shstk_legacy_elf, sizeof(si.shstk_legacy_elf), "block");
+	CHECK_STR(cet_sysinfo_legacy_policy(&si, &why), "none");
 	si.kconfig_shstk = CET_NO;
-	CHECK_STR(cet_sysinfo_legacy_policy(&si, &why), "n/a");
+	CHECK_STR(cet_sysinfo_legacy_policy(&si, &why), "none");
 }
 
 static void test_glibc_version(void)
@@ -343,6 +352,43 @@ static void test_verdicts(void)
 	CHECK_STR(cet_marking_str(-ENOENT, buf, sizeof(buf)), "?");
 }
 
+/* U+FFFD per byte that is not part of a valid sequence, the rest kept. */
+static void test_utf8(void)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "plain", NULL },
+		{ "h\xc3\xa9llo-\xe5\x90\x8d\xf0\x9f\x98\x80", NULL },	/* valid */
+		{ "\xff", "\xef\xbf\xbd" },
+		{ "a\xc3", "a\xef\xbf\xbd" },				/* truncated */
+		{ "\xc3(", "\xef\xbf\xbd(" },
+		{ "\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd" },		/* overlong '/' */
+		{ "\xe0\x80\xaf", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },	/* surrogate */
+		{ "\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "\xf4\x8f\xbf\xbf", NULL },				/* U+10FFFF */
+		{ "\x80x", "\xef\xbf\xbdx" },				/* stray continuation */
+		{ "\xef\xbf\xbd", NULL },					/* U+FFFD itself */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out = (char *)"unset";
+		int rc = cet_utf8_sanitize(cases[i].in, &out);
+
+		if (!cases[i].out) {
+			CHECK(rc == 0);
+			CHECK(out == NULL);
+		} else {
+			CHECK(rc == 1);
+			CHECK(out != NULL);
+			if (out)
+				CHECK_STR(out, cases[i].out);
+		}
+		if (rc == 1)
+			free(out);
+	}
+}
+
 int main(void)
 {
 	test_status();
@@ -354,6 +400,7 @@ int main(void)
 	test_cmdline();
 	test_glibc_version();
 	test_verdicts();
+	test_utf8();
 	printf("test-proc-parse: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
