@@ -736,17 +736,13 @@ enum elf_kernel_verdict elf_kernel_judge(const struct elf_cet_info *prog,
 				*why = "the interpreter is for another architecture or has bad headers";
 				return ELF_KERNEL_ENOEXEC;
 			}
-			if (interp->kfacts.last_rc) {
-				*err = interp->kfacts.last_rc;
-				*why = "the interpreter's PT_GNU_PROPERTY note is malformed";
-				return ELF_KERNEL_ENOEXEC;
-			}
 		}
-	} else if (k->last_rc) {
-		*err = k->last_rc;
-		*why = "malformed PT_GNU_PROPERTY note";
-		return ELF_KERNEL_ENOEXEC;
 	}
+	/*
+	 * A malformed PT_GNU_PROPERTY (the program's or the interpreter's)
+	 * never fails the exec: patch 34 makes property errors non-fatal on
+	 * x86 (arch_elf_property_errors_fatal()), as x86 never parsed them.
+	 */
 	if (!x86_64) {
 		*why = "no shadow stacks for 32-bit programs";
 		return ELF_KERNEL_NO_SHSTK;

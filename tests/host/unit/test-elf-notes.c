@@ -470,10 +470,10 @@ static void test_kernel_judge(void)
 
 	CHECK(elf_kernel_judge(&prog, &interp, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_ALLOWS);
 	CHECK(err == 0);
-	/* the interpreter's malformed note fails the exec */
+	/* the interpreter's malformed note does not fail the exec (patch 34) */
 	interp.kfacts.last_rc = -EIO;
-	CHECK(elf_kernel_judge(&prog, &interp, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_ENOEXEC);
-	CHECK(err == -EIO);
+	CHECK(elf_kernel_judge(&prog, &interp, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_ALLOWS);
+	CHECK(err == 0);
 	interp.kfacts.last_rc = 0;
 	/* its marking does not count; the program's own does */
 	interp.kfacts.first_rc = 0;
@@ -492,12 +492,13 @@ static void test_kernel_judge(void)
 	interp.machine = EM_386;
 	CHECK(elf_kernel_judge(&prog, &interp, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_ENOEXEC);
 	CHECK(err == -ELIBBAD);
-	/* a static program: its own last note decides the exec */
+	/* a static program: a malformed note of its own does not fail the exec either */
 	prog.kfacts.interp_rc = -ENOENT;
 	prog.kind = ELF_KIND_STATIC_PIE;
+	prog.kfacts.first_rc = -ENOEXEC;
 	prog.kfacts.last_rc = -ENOEXEC;
-	CHECK(elf_kernel_judge(&prog, NULL, 0, ELF_POLICY_ALLOW, true, &err, &why) == ELF_KERNEL_ENOEXEC);
-	CHECK(err == -ENOEXEC);
+	CHECK(elf_kernel_judge(&prog, NULL, 0, ELF_POLICY_ALLOW, true, &err, &why) == ELF_KERNEL_ALLOWS);
+	CHECK(err == 0);
 	/* not programs */
 	prog.kind = ELF_KIND_DYN;
 	CHECK(elf_kernel_judge(&prog, NULL, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_NA);
