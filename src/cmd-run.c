@@ -448,6 +448,14 @@ static int start_failed(const struct launch_result *r, void *arg)
 
 /* ---- the command ---- */
 
+/* A usage error: 125 like env(1) and timeout(1), so that it cannot be
+ * mistaken for the program's own status. */
+static int run_usage_error(void)
+{
+	cetctl_usage_error("run");
+	return CETCTL_EXIT_RUN_FAILED;
+}
+
 static void usage(void)
 {
 	printf("Usage: cetctl run [options] [--] <program> [arguments...]\n\n");
@@ -518,7 +526,7 @@ int cmd_run(int argc, char **argv)
 				o.method = METHOD_AUTO;
 			else {
 				warnx("run: unknown method '%s' (ptrace, glibc or auto)", optarg);
-				return cetctl_usage_error("run");
+				return run_usage_error();
 			}
 			break;
 		case 'q':
@@ -536,17 +544,17 @@ int cmd_run(int argc, char **argv)
 		case 'V':
 			return cetctl_print_version();
 		default:
-			return cetctl_usage_error("run");
+			return run_usage_error();
 		}
 	}
 	if (optind >= argc) {
 		warnx("run: no program given");
-		return cetctl_usage_error("run");
+		return run_usage_error();
 	}
 	argv += optind;
 	if (o.trace_only && o.shstk) {
 		warnx("run: --trace-only enables nothing; it cannot be combined with --shstk/--wrss");
-		return cetctl_usage_error("run");
+		return run_usage_error();
 	}
 
 	rc = resolve_program(argv[0], path, sizeof(path));

@@ -453,19 +453,20 @@ static int after_exec(struct tracee *t, const struct launch_opts *o)
 	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&t->saved) < 0)
 		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GETREGS");
 	t->have_regs = true;
-	if ((t->saved.orig_rax != SYS_execve && t->saved.orig_rax != SYS_execveat) ||
-	    t->saved.rax != 0)
-		return fail(t, LAUNCH_TRACE, -EPROTO, "the execve syscall-exit stop");
 	t->res->entry = t->saved.rip;
 	fault_point("exec-exit", t->pid);
 
+	/* First: a 32-bit image has its own register view and auxv layout. */
+	if (check_x86_64(t) < 0)
+		return -1;
 	ret = at_secure(t);
 	if (ret < 0)
 		return -1;
 	if (ret)
 		return fail(t, LAUNCH_SECURE, -EPERM, NULL);
-	if (check_x86_64(t) < 0)
-		return -1;
+	if ((t->saved.orig_rax != SYS_execve && t->saved.orig_rax != SYS_execveat) ||
+	    t->saved.rax != 0)
+		return fail(t, LAUNCH_TRACE, -EPROTO, "the execve syscall-exit stop");
 	if (o->no_inject)
 		return verify(t, o);
 
