@@ -37,6 +37,7 @@
 #include "launch.h"
 #include "shstk.h"
 
+#include "elf-deps.h"
 #include "elf-notes.h"
 
 extern char **environ;
@@ -260,19 +261,83 @@ static const char *system_libc_path(char *buf, size_t size)
 
 /* ---- the preload library ---- */
 
-static bool usable_file(const char *p)
+/*
+ * Whether the library at @p may be loaded into the program: it and every
+ * directory above it (symbolic links resolved) are owned by root and not
+ * writable by group or others, so nobody but root can change what is
+ * loaded between this check and the loader's open. The resolved path goes
+ * into @out. On refusal, the reason in @why.
+ * The test build (cetctl-faults) also trusts files owned by the caller, so
+ * that tests can run in a build tree that is not root's.
+ */
+static bool trusted_file(const char *p, char *out, size_t size, char *why, size_t wsize)
 {
-	return p && *p == '/' && access(p, R_OK) == 0;
+	char real[PATH_MAX], cur[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (!p || *p != '/' || !realpath(p, real)) {
+		snprintf(why, wsize, "%.400s: %s", p ? p : "", p && *p != '/' ? "not an absolute path" :
+			 strerror(errno));
+		return false;
+	}
+	if (snprintf(out, size, "%s", real) >= (int)size) {
+		snprintf(why, wsize, "%.400s: path too long", p);
+		return false;
+	}
+	snprintf(cur, sizeof(cur), "%s", real);
+	for (bool file = true;; file = false) {
+		if (stat(cur, &st) < 0) {
+			snprintf(why, wsize, "%.400s: %s", cur, strerror(errno));
+			return false;
+		}
+		if (file && !S_ISREG(st.st_mode)) {
+			snprintf(why, wsize, "%.400s: not a regular file", cur);
+			return false;
+		}
+#ifdef CETCTL_FAULT_HOOKS
+		if (st.st_uid != 0 && st.st_uid != geteuid()) {
+#else
+		if (st.st_uid != 0) {
+#endif
+			snprintf(why, wsize, "%.400s is owned by uid %u, not root", cur,
+				 (unsigned int)st.st_uid);
+			return false;
+		}
+		if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+			snprintf(why, wsize, "%.400s is writable by %s", cur,
+				 st.st_mode & S_IWOTH ? "everyone" : "its group");
+			return false;
+		}
+		if (strcmp(cur, "/") == 0)
+			break;
+		slash = strrchr(cur, '/');
+		if (slash == cur)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	if (access(out, R_OK) < 0) {
+		snprintf(why, wsize, "%.400s: %s", out, strerror(errno));
+		return false;
+	}
+	return true;
 }
 
-static const char *find_preload(char *buf, size_t size)
+/*
+ * The preload library: CETCTL_PRELOAD, else next to the cetctl binary,
+ * else the installed one; only a trusted file (see trusted_file). NULL
+ * with the reason in @why when there is none that may be used.
+ */
+static const char *find_preload(char *buf, size_t size, char *why, size_t wsize)
 {
 	const char *env = getenv("CETCTL_PRELOAD");
-	char exe[PATH_MAX];
+	char exe[PATH_MAX], cand[PATH_MAX];
 	ssize_t n;
 
+	snprintf(why, wsize, "not found (set CETCTL_PRELOAD)");
 	if (env && *env)
-		return usable_file(env) ? env : NULL;
+		return trusted_file(env, buf, size, why, wsize) ? buf : NULL;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
 		char *slash;
@@ -281,13 +346,13 @@ static const char *find_preload(char *buf, size_t size)
 		slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
-			if (snprintf(buf, size, "%s/%s", exe, PRELOAD_NAME) < (int)size &&
-			    usable_file(buf))
-				return buf;
+			if (snprintf(cand, sizeof(cand), "%s/%s", exe, PRELOAD_NAME) <
+			    (int)sizeof(cand) && access(cand, F_OK) == 0)
+				return trusted_file(cand, buf, size, why, wsize) ? buf : NULL;
 		}
 	}
-	if (usable_file(CETCTL_PRELOAD_INSTALLED))
-		return CETCTL_PRELOAD_INSTALLED;
+	if (access(CETCTL_PRELOAD_INSTALLED, F_OK) == 0)
+		return trusted_file(CETCTL_PRELOAD_INSTALLED, buf, size, why, wsize) ? buf : NULL;
 	return NULL;
 }
 
@@ -620,11 +685,21 @@ int cmd_run(int argc, char **argv)
 		return start_failed(&res, path);
 	}
 
+	/* A sanitizer runtime must come first among the loaded objects and
+	 * intercepts setjmp/longjmp itself: no preload library for it. */
+	if (o.preload && elf_needs_prefix(path, "libasan.so") == 1) {
+		if (!o.quiet && !o.trace_only)
+			say("warning: %s uses AddressSanitizer: not preloading %s", path,
+			    PRELOAD_NAME);
+		o.preload = false;
+	}
 	if (!cet_glibc && o.preload) {
-		preload = find_preload(pbuf, sizeof(pbuf));
-		if (!preload && !o.quiet && !o.trace_only)
-			say("warning: %s not found (set CETCTL_PRELOAD); running without it, "
-			    "longjmp will fault", PRELOAD_NAME);
+		preload = find_preload(pbuf, sizeof(pbuf), why, sizeof(why));
+		/* Refusing an untrusted library is always said; a missing one
+		 * only when it matters. */
+		if (!preload && (strncmp(why, "not found", 9) || (!o.quiet && !o.trace_only)))
+			say("warning: not using %s: %s; running without it%s", PRELOAD_NAME, why,
+			    o.trace_only ? "" : ", longjmp will fault");
 		if (preload) {
 			envp = env_with("LD_PRELOAD", preload, ':', false);
 			if (!envp) {
