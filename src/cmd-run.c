@@ -3,11 +3,13 @@
  * cetctl run - run a program with shadow stacks enabled (and locked) from
  * its first instruction, as a launcher in the manner of env(1)/timeout(1):
  * the program is resolved before anything else (127 not found, 126 not
- * executable), cetctl's own failures exit 125, otherwise cetctl exits with
- * the program's status and dies of the signal that killed it.
+ * executable), cetctl's own failures exit 125 (the program does not run),
+ * otherwise the program replaces cetctl (lib/launch.c) and its status is
+ * the caller's to see.
  *
  * Methods:
- *  ptrace  the exec-stop injection (lib/inject.c), verified from /proc;
+ *  ptrace  the fail-closed exec-stop injection (lib/launch.c), verified
+ *          from the kernel;
  *          with a glibc that does not manage shadow stacks, a preload
  *          library keeps setjmp/longjmp consistent with the shadow stack;
  *  glibc   GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK (glibc >= 2.39 only);
@@ -537,9 +539,11 @@ static void usage(void)
 	printf("  -h, --help             display this help\n");
 	printf("  -V, --version          display version\n");
 	printf("\nWithout --shstk or --wrss the program is simply executed.\n");
-	printf("Exit status: the program's status (cetctl dies of the signal that killed it);\n"
-	       "125 cetctl failed (including: shadow stacks cannot be enabled here),\n"
-	       "126 the program cannot be executed, 127 it was not found.\n");
+	printf("The program runs protected from its first instruction, or not at all.\n");
+	printf("Exit status: the program's own (it replaces cetctl); 125 cetctl failed\n"
+	       "(usage, shadow stacks cannot be enabled or verified, a privileged exec:\n"
+	       "the program did not run), 126 the program cannot be executed,\n"
+	       "127 it was not found.\n");
 }
 
 int cmd_run(int argc, char **argv)
