@@ -155,7 +155,7 @@ disturbed() {
 	done
 	# deterministic: ^Z to the process group at each step
 	for step in "${STEPS[@]}"; do
-		out=$(CETCTL_FAULT=$step:pgsig=20 perl "$TOOLS/jobctl.pl" 0 CONT "$FAULTS" run \
+		out=$(CETCTL_FAULT=$step:pgsig=20 perl "$TOOLS/jobctl.pl" 0 ZERO "$FAULTS" run \
 			--trace-only perl -e 'select(undef, undef, undef, 0.3); exit 7')
 		[[ "$out" =~ ^exit\ 7\ stops\ [1-9] ]] || { echo "$step: $out"; return 1; }
 	done

@@ -1,7 +1,7 @@
 #!/usr/bin/perl
 # jobctl.pl DELAY_MS SIGNAL CMD...: what a job-control shell does with ^Z and
 # fg. Starts CMD in its own process group, sends SIGNAL to the whole group
-# after DELAY_MS, and whenever its child stops, continues the group (fg).
+# after DELAY_MS (ZERO: no signal), and whenever its child stops, continues the group (fg).
 # Prints "exit N stops S" or "signal N stops S" once CMD ended, or "hung"
 # (and kills the group) when nothing ended within 10 s.
 use strict;
