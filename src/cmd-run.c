@@ -513,6 +513,21 @@ static int start_failed(const struct launch_result *r, void *arg)
 	return CETCTL_EXIT_RUN_FAILED;
 }
 
+/*
+ * launch_exec() returned: nothing ran. When the exec itself failed, this
+ * process is still traced by the start-up tracer (which leaves when we do):
+ * exit at once, without exit handlers that cannot work under ptrace (a
+ * sanitizer's leak check stops the world with ptrace). stderr is unbuffered.
+ */
+static int launch_failed(const struct launch_result *res, const char *path)
+{
+	int rc = start_failed(res, (void *)path);
+
+	if (res->stage == LAUNCH_EXEC)
+		_exit(rc);
+	return rc;
+}
+
 /* ---- the command ---- */
 
 /* A usage error: 125 like env(1) and timeout(1), so that it cannot be
@@ -686,7 +701,7 @@ int cmd_run(int argc, char **argv)
 		lo.no_inject = true;
 		launch_exec(path, argv, envp, &lo, start_failed, path, &res);
 		env_free(envp);
-		return start_failed(&res, path);
+		return launch_failed(&res, path);
 	}
 
 	/* A sanitizer runtime must come first among the loaded objects and
@@ -719,5 +734,5 @@ int cmd_run(int argc, char **argv)
 	lo.lock = o.lock && o.shstk ? ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS : 0;
 	launch_exec(path, argv, envp, &lo, start_failed, path, &res);
 	env_free(envp);
-	return start_failed(&res, path);
+	return launch_failed(&res, path);
 }
