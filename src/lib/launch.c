@@ -455,6 +455,8 @@ static int after_exec(struct tracee *t, const struct launch_opts *o)
 	t->have_regs = true;
 	t->res->entry = t->saved.rip;
 	fault_point("exec-exit", t->pid);
+	if (resolve_proc_pid(t) < 0)
+		return -1;
 
 	/* First: a 32-bit image has its own register view and auxv layout. */
 	if (check_x86_64(t) < 0)
@@ -620,7 +622,7 @@ tracer(pid_t pid, int wfd, int rfd, const struct launch_opts *o, launch_report_f
 		}
 	}
 
-	if (resolve_proc_pid(&t) < 0 || after_exec(&t, o) < 0) {
+	if (after_exec(&t, o) < 0) {
 		/* ESRCH from ptrace on a tracee we saw stopped: it was killed
 		 * (SIGKILL needs no stop). Its death is the whole story. */
 		if (res.stage != LAUNCH_DIED && res.err == -ESRCH && t.pid > 0 &&
