@@ -2,8 +2,8 @@
 /*
  * The fail-closed start-up (see launch.h). Processes and stops:
  *
- *   caller P (becomes the program)      tracer T (grandchild, own session)
- *   fork C; C: setsid, fork T, exit
+ *   caller P (becomes the program)      tracer T (grandchild, own pgrp)
+ *   fork C; C: setpgid, fork T, exit
  *                                  <-- HELLO (T's pid)
  *   PR_SET_PTRACER T (Yama), "go" -->
  *                                       PTRACE_SEIZE(P, EXITKILL|TRACEEXEC|SYSGOOD)
@@ -575,7 +575,13 @@ tracer(pid_t pid, int wfd, int rfd, const struct launch_opts *o, launch_report_f
 	int status, ret, i, devnull;
 	char go;
 
+	/* Not stopped by the terminal (a write from a background group with
+	 * TOSTOP), not hung up with it: short-lived, it finishes its job. */
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN);
+	signal(SIGTTIN, SIG_IGN);
+	signal(SIGTSTP, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
 	fault_point("t-start", pid);
 	xwrite(wfd, &m, sizeof(m));
 	if (xread(rfd, &go, 1) != 1)
@@ -682,9 +688,12 @@ int launch_exec(const char *path, char *const argv[], char *const envp[],
 
 		close(a[0]);
 		close(b[1]);
-		/* Own session: terminal signals and the caller's process-group
-		 * signals are the program's business, not the tracer's. */
-		setsid();
+		/* Own process group: terminal signals and the caller's
+		 * process-group signals are the program's business, not the
+		 * tracer's. (Not a session: with scheduler autogroups a new
+		 * session is a new scheduling group, measured at +5 ms per
+		 * start-up on a loaded machine.) */
+		setpgid(0, 0);
 		tp = fork();
 		if (tp == 0)
 			tracer(self, a[1], b[0], opts, report, arg);

@@ -8,8 +8,8 @@
  * keeps cetctl's pid, parent, process group and terminal: job control,
  * signals sent to the group, SIGCHLD dispositions, the exit status and the
  * core-dump flag are the program's own, with no process in between. The
- * tracer is a grandchild in its own session (terminal signals do not reach
- * it) that:
+ * tracer is a grandchild in its own process group (terminal and group
+ * signals do not reach it) that:
  *   - PTRACE_SEIZEs the caller *before* the exec, with PTRACE_O_EXITKILL
  *     (if the tracer dies at any point, the kernel kills the program),
  *     PTRACE_O_TRACEEXEC (the exec event stop does not depend on SIGTRAP
