@@ -57,6 +57,11 @@ disturbed() {
 			[[ $fault == *:exit && $lines -eq 0 ]] || { echo "$fault: $how: $(cat "$TMP/err")"; return 1; } ;;
 		"exit 125")
 			[ "$lines" -eq 1 ] || { echo "$fault: 125 with $lines lines: $(cat "$TMP/err")"; return 1; } ;;
+		"signal 9")
+			# killed by the kernel when the tracer went away (EXITKILL); cetctl
+			# may have said so first if it saw the tracer go before that
+			[ "$lines" -eq 0 ] || { [ "$lines" -eq 1 ] && grep -q 'tracer .* went away' "$TMP/err"; } ||
+				{ echo "$fault: $how and said: $(cat "$TMP/err")"; return 1; } ;;
 		"signal "*) [ "$lines" -eq 0 ] || { echo "$fault: $how and said: $(cat "$TMP/err")"; return 1; } ;;
 		*) echo "$fault: not run, but ended '$how': $(cat "$TMP/err")"; return 1 ;;
 		esac
