@@ -565,6 +565,18 @@ static void xwrite(int fd, const void *buf, size_t n)
 	while (r < 0 && errno == EINTR);
 }
 
+/* Whether the tracee, which we saw stopped, was killed since: a stopped
+ * tracee answers PTRACE_GETREGS, a dying one says ESRCH (then reap it). */
+static bool killed(struct tracee *t)
+{
+	struct user_regs_struct regs;
+	int status;
+
+	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&regs) == 0 || errno != ESRCH)
+		return false;
+	return wait_tracee(t->pid, &status) == 0 && !WIFSTOPPED(status);
+}
+
 static void __attribute__((noreturn))
 tracer(pid_t pid, int wfd, int rfd, const struct launch_opts *o, launch_report_fn report,
        void *arg)
@@ -629,10 +641,9 @@ tracer(pid_t pid, int wfd, int rfd, const struct launch_opts *o, launch_report_f
 	}
 
 	if (after_exec(&t, o) < 0) {
-		/* ESRCH from ptrace on a tracee we saw stopped: it was killed
-		 * (SIGKILL needs no stop). Its death is the whole story. */
-		if (res.stage != LAUNCH_DIED && res.err == -ESRCH && t.pid > 0 &&
-		    wait_tracee(t.pid, &status) == 0 && !WIFSTOPPED(status))
+		/* Killed meanwhile (SIGKILL needs no stop; its /proc files go
+		 * first, then ptrace says ESRCH): its death is the whole story. */
+		if (res.stage != LAUNCH_DIED && t.pid > 0 && killed(&t))
 			_exit(0);
 		if (res.stage != LAUNCH_DIED) {
 			int code = report(&res, arg);
@@ -650,7 +661,7 @@ tracer(pid_t pid, int wfd, int rfd, const struct launch_opts *o, launch_report_f
 		kill(pid, t.pending[i]);
 	if (pt(PTRACE_DETACH, pid, 0, t.npending ? (unsigned long)t.pending[0] : 0) < 0) {
 		fail(&t, LAUNCH_TRACE, -errno, "PTRACE_DETACH");
-		if (res.err == -ESRCH && wait_tracee(pid, &status) == 0 && !WIFSTOPPED(status))
+		if (killed(&t))
 			_exit(0);	/* killed meanwhile */
 		stop_program(&t, report(&res, arg));
 	}
