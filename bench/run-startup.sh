@@ -5,8 +5,10 @@
 # libraries (/bin/ls /):
 #   plain            the program itself
 #   run              cetctl run PROG            (resolve + exec: the launcher's floor)
-#   run --trace-only cetctl run --trace-only    (fork, ptrace through execve, one injected
-#                                                syscall, restore, verify-free detach, wait)
+#   run --trace-only cetctl run --trace-only    (tracer forked as a grandchild, seize before
+#                                                the exec, exec event, AT_SECURE, one injected
+#                                                syscall, restore, /proc check, detach; the
+#                                                program replaces cetctl: no wait)
 #   run --shstk      cetctl run --shstk -q      (the real thing: enable + lock + /proc check;
 #                                                only where this CPU/kernel has user_shstk)
 # Uses hyperfine when installed (vm/install-deps.sh installs it), else a bash loop.

@@ -270,7 +270,9 @@ static int parse_size(const char *s, bool suffix, unsigned long *out)
 	unsigned long long v, mul = 1;
 	char *end;
 
-	if (!*s || *s == '-')
+	/* Digits first: strtoull would skip blanks and take a sign, and
+	 * " -1" would wrap around to ULLONG_MAX. */
+	if (*s < '0' || *s > '9')
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 0);

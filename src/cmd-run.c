@@ -3,11 +3,13 @@
  * cetctl run - run a program with shadow stacks enabled (and locked) from
  * its first instruction, as a launcher in the manner of env(1)/timeout(1):
  * the program is resolved before anything else (127 not found, 126 not
- * executable), cetctl's own failures exit 125, otherwise cetctl exits with
- * the program's status and dies of the signal that killed it.
+ * executable), cetctl's own failures exit 125 (the program does not run),
+ * otherwise the program replaces cetctl (lib/launch.c) and its status is
+ * the caller's to see.
  *
  * Methods:
- *  ptrace  the exec-stop injection (lib/inject.c), verified from /proc;
+ *  ptrace  the fail-closed exec-stop injection (lib/launch.c), verified
+ *          from the kernel;
  *          with a glibc that does not manage shadow stacks, a preload
  *          library keeps setjmp/longjmp consistent with the shadow stack;
  *  glibc   GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK (glibc >= 2.39 only);
@@ -27,18 +29,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "cetctl.h"
 #include "config.h"
-#include "inject.h"
+#include "launch.h"
 #include "shstk.h"
 
+#include "elf-deps.h"
 #include "elf-notes.h"
 
 extern char **environ;
@@ -128,23 +129,6 @@ static int resolve_program(const char *prog, char *out, size_t size)
 	}
 	say("%s: command not found in PATH", prog);
 	return CETCTL_EXIT_NOT_FOUND;
-}
-
-/* A privileged target: tracing would drop its privileges; glibc ignores
- * tunables for it. Returns a reason or NULL. */
-static const char *privileged_target(const char *path)
-{
-	struct stat st;
-
-	if (stat(path, &st) < 0)
-		return NULL;
-	if (st.st_mode & S_ISUID)
-		return "set-user-ID";
-	if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP))
-		return "set-group-ID";
-	if (getxattr(path, "security.capability", NULL, 0) >= 0)
-		return "file-capability";
-	return NULL;
 }
 
 /* ---- what this system can do ---- */
@@ -279,55 +263,120 @@ static const char *system_libc_path(char *buf, size_t size)
 
 /* ---- the preload library ---- */
 
-static bool usable_file(const char *p)
+/*
+ * Whether the library at @p may be loaded into the program: it and every
+ * directory above it (symbolic links resolved) are owned by root and not
+ * writable by group or others, so nobody but root can change what is
+ * loaded between this check and the loader's open. The resolved path goes
+ * into @out. On refusal, the reason in @why.
+ * The test build (cetctl-faults) also trusts files owned by the caller, so
+ * that tests can run in a build tree that is not root's.
+ */
+static bool trusted_file(const char *p, char *out, size_t size, char *why, size_t wsize)
 {
-	return p && *p == '/' && access(p, R_OK) == 0;
+	char real[PATH_MAX], cur[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (!p || *p != '/' || !realpath(p, real)) {
+		snprintf(why, wsize, "%.400s: %s", p ? p : "", p && *p != '/' ? "not an absolute path" :
+			 strerror(errno));
+		return false;
+	}
+	if (snprintf(out, size, "%s", real) >= (int)size) {
+		snprintf(why, wsize, "%.400s: path too long", p);
+		return false;
+	}
+	snprintf(cur, sizeof(cur), "%s", real);
+	for (bool file = true;; file = false) {
+		if (stat(cur, &st) < 0) {
+			snprintf(why, wsize, "%.400s: %s", cur, strerror(errno));
+			return false;
+		}
+		if (file && !S_ISREG(st.st_mode)) {
+			snprintf(why, wsize, "%.400s: not a regular file", cur);
+			return false;
+		}
+#ifdef CETCTL_FAULT_HOOKS
+		if (st.st_uid != 0 && st.st_uid != geteuid()) {
+#else
+		if (st.st_uid != 0) {
+#endif
+			snprintf(why, wsize, "%.400s is owned by uid %u, not root", cur,
+				 (unsigned int)st.st_uid);
+			return false;
+		}
+		if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+			snprintf(why, wsize, "%.400s is writable by %s", cur,
+				 st.st_mode & S_IWOTH ? "everyone" : "its group");
+			return false;
+		}
+		if (strcmp(cur, "/") == 0)
+			break;
+		slash = strrchr(cur, '/');
+		if (slash == cur)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	if (access(out, R_OK) < 0) {
+		snprintf(why, wsize, "%.400s: %s", out, strerror(errno));
+		return false;
+	}
+	return true;
 }
 
 /*
- * CETCTL_PRELOAD; else next to the binary (a build directory); else where
- * `cmake --install` puts it relative to the binary, <prefix>/lib/cetctl for
- * <prefix>/bin/cetctl, so an install with another --prefix or DESTDIR than
- * the one configured (a distribution package) still finds it; else the
- * configured prefix.
+ * The preload library: CETCTL_PRELOAD; else next to the binary (a build
+ * directory); else where `cmake --install` puts it relative to the binary,
+ * <prefix>/lib/cetctl for <prefix>/bin/cetctl, so an install with another
+ * --prefix or DESTDIR than the one configured (a distribution package)
+ * still finds it; else the configured prefix. Only a trusted file (see
+ * trusted_file). NULL with the reason in @why when there is none that may
+ * be used.
  */
-static const char *find_preload(char *buf, size_t size)
+static const char *find_preload(char *buf, size_t size, char *why, size_t wsize)
 {
 	const char *env = getenv("CETCTL_PRELOAD");
-	char exe[PATH_MAX], *slash;
+	char exe[PATH_MAX], cand[PATH_MAX];
 	ssize_t n;
 
+	snprintf(why, wsize, "not found (set CETCTL_PRELOAD)");
 	if (env && *env)
-		return usable_file(env) ? env : NULL;
+		return trusted_file(env, buf, size, why, wsize) ? buf : NULL;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		goto configured;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		goto configured;
-	*slash = '\0';		/* <dir>/cetctl -> <dir> */
-	if (snprintf(buf, size, "%s/%s", exe, PRELOAD_NAME) < (int)size && usable_file(buf))
-		return buf;
-	slash = strrchr(exe, '/');
-	if (slash) {
-		*slash = '\0';	/* <prefix>/bin -> <prefix> */
-		if (snprintf(buf, size, "%s/" CETCTL_PRELOAD_LIBDIR "/%s", exe, PRELOAD_NAME) < (int)size &&
-		    usable_file(buf))
-			return buf;
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';		/* <dir>/cetctl -> <dir> */
+			if (snprintf(cand, sizeof(cand), "%s/%s", exe, PRELOAD_NAME) <
+			    (int)sizeof(cand) && access(cand, F_OK) == 0)
+				return trusted_file(cand, buf, size, why, wsize) ? buf : NULL;
+			slash = strrchr(exe, '/');
+			if (slash) {
+				*slash = '\0';	/* <prefix>/bin -> <prefix> */
+				if (snprintf(cand, sizeof(cand), "%s/" CETCTL_PRELOAD_LIBDIR "/%s", exe,
+					     PRELOAD_NAME) < (int)sizeof(cand) &&
+				    access(cand, F_OK) == 0)
+					return trusted_file(cand, buf, size, why, wsize) ? buf : NULL;
+			}
+		}
 	}
-configured:
-	if (usable_file(CETCTL_PRELOAD_INSTALLED))
-		return CETCTL_PRELOAD_INSTALLED;
+	if (access(CETCTL_PRELOAD_INSTALLED, F_OK) == 0)
+		return trusted_file(CETCTL_PRELOAD_INSTALLED, buf, size, why, wsize) ? buf : NULL;
 	return NULL;
 }
 
 /*
- * A copy of environ with @name set: value prepended to the existing list
- * with @sep (LD_PRELOAD, GLIBC_TUNABLES), or set when absent. The parent's
+ * A copy of environ with @name set: value prepended (LD_PRELOAD: ours
+ * first) or appended (GLIBC_TUNABLES: the last setting wins) to the
+ * existing list with @sep, or set when absent. The parent's
  * environment is not changed.
  */
-static char **env_with(const char *name, const char *value, char sep)
+static char **env_with(const char *name, const char *value, char sep, bool append)
 {
 	size_t n = 0, i, j = 0, nlen = strlen(name);
 	const char *old = NULL;
@@ -347,7 +396,8 @@ static char **env_with(const char *name, const char *value, char sep)
 		env[j++] = environ[i];
 	}
 	if (old && *old) {
-		if (asprintf(&var, "%s=%s%c%s", name, value, sep, old) < 0)
+		if ((append ? asprintf(&var, "%s=%s%c%s", name, old, sep, value) :
+			      asprintf(&var, "%s=%s%c%s", name, value, sep, old)) < 0)
 			var = NULL;
 	} else if (asprintf(&var, "%s=%s", name, value) < 0) {
 		var = NULL;
@@ -375,106 +425,6 @@ static void env_free(char **env)
 	free(env);
 }
 
-/* ---- waiting and passing the status on ---- */
-
-static volatile int child_pid;
-static volatile sig_atomic_t early_signals[NSIG];
-
-/*
- * Forward signals that were sent to cetctl with kill() (si_code <= 0) to
- * the program. Signals from the terminal (si_code SI_KERNEL) already went
- * to the whole foreground process group, the program included.
- */
-static void forward_signal(int sig, siginfo_t *si, void *uc)
-{
-	int saved = errno;
-
-	(void)uc;
-	if (si && si->si_code > 0 && si->si_code != SI_TKILL && sig != SIGALRM) {
-		errno = saved;
-		return;
-	}
-	if (child_pid > 0)
-		kill(child_pid, sig);
-	else if (sig > 0 && sig < NSIG)
-		early_signals[sig] = 1;
-	errno = saved;
-}
-
-static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM };
-
-static void forward_signals(bool on)
-{
-	struct sigaction sa;
-	size_t i;
-
-	memset(&sa, 0, sizeof(sa));
-	sigemptyset(&sa.sa_mask);
-	if (on) {
-		sa.sa_sigaction = forward_signal;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	} else {
-		sa.sa_handler = SIG_DFL;
-	}
-	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
-		struct sigaction old;
-
-		/* Signals ignored when cetctl started stay ignored (and are
-		 * ignored by the program too: exec keeps SIG_IGN). */
-		if (sigaction(forwarded[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-			continue;
-		sigaction(forwarded[i], &sa, NULL);
-	}
-}
-
-/* Exit like the program did: its code, or die of its signal. */
-static int pass_status(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status)) {
-		int sig = WTERMSIG(status);
-		struct rlimit nocore = { 0, 0 };
-		sigset_t set;
-
-		/* The program already dumped core if it was going to. */
-		setrlimit(RLIMIT_CORE, &nocore);
-		signal(sig, SIG_DFL);
-		sigemptyset(&set);
-		sigaddset(&set, sig);
-		sigprocmask(SIG_UNBLOCK, &set, NULL);
-		raise(sig);
-		return 128 + sig;	/* the signal did not kill us (it does not terminate) */
-	}
-	return CETCTL_EXIT_RUN_FAILED;
-}
-
-static int wait_program(pid_t pid)
-{
-	int status;
-	size_t s;
-
-	for (s = 1; s < NSIG; s++) {
-		if (early_signals[s]) {
-			early_signals[s] = 0;
-			kill(pid, (int)s);
-		}
-	}
-	for (;;) {
-		pid_t r = waitpid(pid, &status, 0);
-
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR) {
-			say("waiting for %d: %s", (int)pid, strerror(errno));
-			return CETCTL_EXIT_RUN_FAILED;
-		}
-	}
-	child_pid = 0;
-	forward_signals(false);
-	return pass_status(status);
-}
-
 /* ---- diagnosis of a failed start-up ---- */
 
 static const char *errname(int err)
@@ -484,32 +434,47 @@ static const char *errname(int err)
 	return n ? n : "?";
 }
 
-static int start_failed(const struct inject_result *r, const char *path)
+/*
+ * The one line for a failed start-up, and the exit status: 125, or 126/127
+ * when the exec itself failed. Called in cetctl before the exec and in the
+ * tracer after it (the program is then made to exit with the status).
+ */
+static int start_failed(const struct launch_result *r, void *arg)
 {
+	const char *path = arg;
 	char feat[64], lock[64], ibuf[PATH_MAX];
 	const char *blocked;
 	int err = -r->err;
 
 	switch (r->stage) {
-	case INJ_DIED:
-		/* It ran (at least to its exec) and died: its status is the answer. */
-		return pass_status(r->wstatus);
-	case INJ_EXEC:
+	case LAUNCH_DIED:
+		return CETCTL_EXIT_RUN_FAILED;	/* the program's own status is the answer */
+	case LAUNCH_EXEC:
 		say("%s: %s", path, strerror(err));
 		return err == ENOENT ? CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
-	case INJ_SPAWN:
-	case INJ_TRACE:
-		say("cannot trace the start-up of %s: %s: %s (%s)%s", path,
-		    r->what ? r->what : inject_stage_str(r->stage), strerror(err), errname(err),
+	case LAUNCH_SPAWN:
+	case LAUNCH_TRACE:
+		say("cannot trace the start-up of %s: %s: %s (%s)%s; program not run", path,
+		    r->what ? r->what : launch_stage_str(r->stage), strerror(err), errname(err),
 		    err == EPERM ? " (ptrace is not permitted here: seccomp, a container "
 		    "policy or Yama may forbid it)" : "");
 		return CETCTL_EXIT_RUN_FAILED;
-	case INJ_NOT64:
-		say("%s: not a 64-bit x86 program; shadow stacks exist only for x86-64 here", path);
+	case LAUNCH_TRACER:
+		say("the start-up tracer of %s went away before the exec; program not run", path);
 		return CETCTL_EXIT_RUN_FAILED;
-	case INJ_ENABLE_SHSTK:
-	case INJ_ENABLE_WRSS: {
-		const char *what = r->stage == INJ_ENABLE_WRSS ? "WRSS" : "the shadow stack";
+	case LAUNCH_SECURE:
+		say("refusing to run %s: the kernel made its exec privileged (AT_SECURE: "
+		    "set-user-ID, set-group-ID or file capabilities, of the program or its "
+		    "interpreter); tracing would drop its privileges and glibc ignores tunables "
+		    "for it; enable shadow stacks inside it instead; program not run", path);
+		return CETCTL_EXIT_RUN_FAILED;
+	case LAUNCH_NOT64:
+		say("%s: %s, not an x86-64 one; shadow stacks exist only for x86-64 programs "
+		    "here; program not run", path, r->what ? r->what : "not a 64-bit program");
+		return CETCTL_EXIT_RUN_FAILED;
+	case LAUNCH_ENABLE_SHSTK:
+	case LAUNCH_ENABLE_WRSS: {
+		const char *what = r->stage == LAUNCH_ENABLE_WRSS ? "WRSS" : "the shadow stack";
 
 		if (err == EOPNOTSUPP || err == ENOTSUP)
 			say("cannot enable %s for %s: this CPU/kernel cannot do shadow stacks "
@@ -536,30 +501,54 @@ static int start_failed(const struct inject_result *r, const char *path)
 			    what, path, strerror(err), errname(err));
 		return CETCTL_EXIT_RUN_FAILED;
 	}
-	case INJ_LOCK:
+	case LAUNCH_LOCK:
 		say("cannot lock the shadow-stack features of %s: PTRACE_ARCH_PRCTL("
-		    "ARCH_SHSTK_LOCK): %s (%s)", path, strerror(err), errname(err));
+		    "ARCH_SHSTK_LOCK): %s (%s); program not run", path, strerror(err), errname(err));
 		return CETCTL_EXIT_RUN_FAILED;
-	case INJ_VERIFY:
-		if (err != EPROTO)
-			say("cannot verify the features of %s in /proc: %s", path, strerror(err));
+	case LAUNCH_VERIFY:
+		if (err != EPROTO || r->what)
+			say("cannot verify the start-up of %s: %s: %s; program not run", path,
+			    r->what ? r->what : "reading /proc", strerror(err));
 		else if (!r->status_lines)
 			say("%s: /proc shows no x86_Thread_features line: the kernel has no "
-			    "user shadow-stack support", path);
+			    "user shadow-stack support; program not run", path);
 		else
-			say("%s: /proc does not show what was asked: enabled '%s', locked '%s'; "
-			    "program killed", path,
+			say("%s: the kernel does not show what was asked: enabled '%s', locked '%s'; "
+			    "program not run", path,
 			    shstk_features_str(r->got_enabled, feat, sizeof(feat)),
 			    shstk_features_str(r->got_locked, lock, sizeof(lock)));
 		return CETCTL_EXIT_RUN_FAILED;
-	case INJ_OK:
+	case LAUNCH_OK:
 		break;
 	}
-	say("start-up of %s failed", path);
+	say("start-up of %s failed; program not run", path);
 	return CETCTL_EXIT_RUN_FAILED;
 }
 
+/*
+ * launch_exec() returned: nothing ran. When the exec itself failed, this
+ * process is still traced by the start-up tracer (which leaves when we do):
+ * exit at once, without exit handlers that cannot work under ptrace (a
+ * sanitizer's leak check stops the world with ptrace). stderr is unbuffered.
+ */
+static int launch_failed(const struct launch_result *res, const char *path)
+{
+	int rc = start_failed(res, (void *)path);
+
+	if (res->stage == LAUNCH_EXEC)
+		_exit(rc);
+	return rc;
+}
+
 /* ---- the command ---- */
+
+/* A usage error: 125 like env(1) and timeout(1), so that it cannot be
+ * mistaken for the program's own status. */
+static int run_usage_error(void)
+{
+	cetctl_usage_error("run");
+	return CETCTL_EXIT_RUN_FAILED;
+}
 
 static void usage(void)
 {
@@ -577,9 +566,11 @@ static void usage(void)
 	printf("  -h, --help             display this help\n");
 	printf("  -V, --version          display version\n");
 	printf("\nWithout --shstk or --wrss the program is simply executed.\n");
-	printf("Exit status: the program's status (cetctl dies of the signal that killed it);\n"
-	       "125 cetctl failed (including: shadow stacks cannot be enabled here),\n"
-	       "126 the program cannot be executed, 127 it was not found.\n");
+	printf("The program runs protected from its first instruction, or not at all.\n");
+	printf("Exit status: the program's own (it replaces cetctl); 125 cetctl failed\n"
+	       "(usage, shadow stacks cannot be enabled or verified, a privileged exec:\n"
+	       "the program did not run), 126 the program cannot be executed,\n"
+	       "127 it was not found.\n");
 }
 
 int cmd_run(int argc, char **argv)
@@ -600,13 +591,12 @@ int cmd_run(int argc, char **argv)
 	};
 	struct run_opts o = { .lock = true, .preload = true, .method = METHOD_AUTO };
 	char path[PATH_MAX], why[512], libc[PATH_MAX], pbuf[PATH_MAX];
-	struct inject_opts io = { 0 };
-	struct inject_result res;
-	const char *priv, *preload = NULL;
+	struct launch_opts lo = { 0 };
+	struct launch_result res;
+	const char *preload = NULL;
 	char **envp = environ;
 	bool cet_glibc;
 	int c, rc, blocks, err;
-	pid_t pid;
 
 	/* '+': options end at the program name; its own options are its own. */
 	while ((c = getopt_long(argc, argv, "+swm:qhV", longopts, NULL)) != -1) {
@@ -632,7 +622,7 @@ int cmd_run(int argc, char **argv)
 				o.method = METHOD_AUTO;
 			else {
 				warnx("run: unknown method '%s' (ptrace, glibc or auto)", optarg);
-				return cetctl_usage_error("run");
+				return run_usage_error();
 			}
 			break;
 		case 'q':
@@ -650,17 +640,17 @@ int cmd_run(int argc, char **argv)
 		case 'V':
 			return cetctl_print_version();
 		default:
-			return cetctl_usage_error("run");
+			return run_usage_error();
 		}
 	}
 	if (optind >= argc) {
 		warnx("run: no program given");
-		return cetctl_usage_error("run");
+		return run_usage_error();
 	}
 	argv += optind;
 	if (o.trace_only && o.shstk) {
 		warnx("run: --trace-only enables nothing; it cannot be combined with --shstk/--wrss");
-		return cetctl_usage_error("run");
+		return run_usage_error();
 	}
 
 	rc = resolve_program(argv[0], path, sizeof(path));
@@ -672,14 +662,6 @@ int cmd_run(int argc, char **argv)
 		err = errno;
 		say("%s: %s", path, strerror(err));
 		return err == ENOENT ? CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
-	}
-
-	priv = privileged_target(path);
-	if (priv) {
-		say("refusing to run %s program %s: tracing it would drop its privileges "
-		    "and glibc ignores tunables for it; enable shadow stacks inside it instead",
-		    priv, path);
-		return CETCTL_EXIT_RUN_FAILED;
 	}
 
 	cet_glibc = glibc_cet_aware();
@@ -720,25 +702,37 @@ int cmd_run(int argc, char **argv)
 	}
 
 	if (o.method == METHOD_GLIBC) {
-		envp = env_with("GLIBC_TUNABLES", "glibc.cpu.hwcaps=SHSTK", ':');
+		/* Appended: in GLIBC_TUNABLES the last setting of a tunable wins.
+		 * Started through the tracer all the same: a privileged exec
+		 * (where glibc ignores tunables) is refused, nothing else done. */
+		envp = env_with("GLIBC_TUNABLES", "glibc.cpu.hwcaps=SHSTK", ':', true);
 		if (!envp) {
 			say("out of memory");
 			return CETCTL_EXIT_RUN_FAILED;
 		}
-		execve(path, argv, envp);
-		err = errno;
+		lo.no_inject = true;
+		launch_exec(path, argv, envp, &lo, start_failed, path, &res);
 		env_free(envp);
-		say("%s: %s", path, strerror(err));
-		return err == ENOENT ? CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
+		return launch_failed(&res, path);
 	}
 
+	/* A sanitizer runtime must come first among the loaded objects and
+	 * intercepts setjmp/longjmp itself: no preload library for it. */
+	if (o.preload && elf_needs_prefix(path, "libasan.so") == 1) {
+		if (!o.quiet && !o.trace_only)
+			say("warning: %s uses AddressSanitizer: not preloading %s", path,
+			    PRELOAD_NAME);
+		o.preload = false;
+	}
 	if (!cet_glibc && o.preload) {
-		preload = find_preload(pbuf, sizeof(pbuf));
-		if (!preload && !o.quiet && !o.trace_only)
-			say("warning: %s not found (set CETCTL_PRELOAD); running without it, "
-			    "longjmp will fault", PRELOAD_NAME);
+		preload = find_preload(pbuf, sizeof(pbuf), why, sizeof(why));
+		/* Refusing an untrusted library is always said; a missing one
+		 * only when it matters. */
+		if (!preload && (strncmp(why, "not found", 9) || (!o.quiet && !o.trace_only)))
+			say("warning: not using %s: %s; running without it%s", PRELOAD_NAME, why,
+			    o.trace_only ? "" : ", longjmp will fault");
 		if (preload) {
-			envp = env_with("LD_PRELOAD", preload, ':');
+			envp = env_with("LD_PRELOAD", preload, ':', false);
 			if (!envp) {
 				say("out of memory");
 				return CETCTL_EXIT_RUN_FAILED;
@@ -747,17 +741,10 @@ int cmd_run(int argc, char **argv)
 	}
 
 	if (o.shstk)
-		io.enable = ARCH_SHSTK_SHSTK | (o.wrss ? ARCH_SHSTK_WRSS : 0);
+		lo.enable = ARCH_SHSTK_SHSTK | (o.wrss ? ARCH_SHSTK_WRSS : 0);
 	/* Lock both bits: WRSS stays in the state chosen here (off unless --wrss). */
-	io.lock = o.lock && o.shstk ? ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS : 0;
-	io.child_pid = &child_pid;
-	forward_signals(true);
-	pid = inject_spawn(path, argv, envp, &io, &res);
+	lo.lock = o.lock && o.shstk ? ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS : 0;
+	launch_exec(path, argv, envp, &lo, start_failed, path, &res);
 	env_free(envp);
-	if (pid < 0) {
-		child_pid = 0;
-		forward_signals(false);
-		return start_failed(&res, path);
-	}
-	return wait_program(pid);
+	return launch_failed(&res, path);
 }

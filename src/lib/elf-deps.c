@@ -868,3 +868,50 @@ void elf_closure_free(struct elf_closure *c)
 	free(c->objs);
 	memset(c, 0, sizeof(*c));
 }
+
+int elf_needs_prefix(const char *path, const char *prefix)
+{
+	size_t plen = strlen(prefix);
+	Elf_Scn *scn = NULL;
+	int fd, ret = 0;
+	Elf *e;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		ret = -ENOEXEC;
+		goto out;
+	}
+	while (!ret && (scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Dyn dyn;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *name;
+
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag != DT_NEEDED)
+				continue;
+			name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
+			if (name && strncmp(name, prefix, plen) == 0) {
+				ret = 1;
+				break;
+			}
+		}
+	}
+out:
+	if (e)
+		elf_end(e);
+	close(fd);
+	return ret;
+}

@@ -73,4 +73,8 @@ int elf_deps_cache_parse(struct elf_deps_ctx *ctx, const void *buf, size_t size)
  * symlinks) and judge it. Returns 0 or -errno / ELF_CET_*. */
 int elf_cet_read_path(const char *path, struct elf_cet_info *out);
 
+/* Whether the ELF file at @path has a DT_NEEDED entry starting with
+ * @prefix (e.g. "libasan.so"): 1 yes, 0 no, or -errno. */
+int elf_needs_prefix(const char *path, const char *prefix);
+
 #endif

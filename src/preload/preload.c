@@ -30,7 +30,12 @@
  * Not covered: makecontext/swapcontext/setcontext (ucontext), which need
  * shadow-stack tokens and a new shadow stack per context.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* dladdr, RTLD_NEXT */
+#endif
 #include <dlfcn.h>
+#include <link.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -109,10 +114,67 @@ __attribute__((visibility("hidden"))) void *cetctl_preload_resolve(long idx)
 	return p;
 }
 
+/* Set when the library must stay out of the way: plain pass-through. */
+__attribute__((visibility("hidden"))) int cetctl_preload_off;
+
+/*
+ * Take our own path out of LD_PRELOAD: the shadow stack is the launched
+ * program's only (exec resets it), so its descendants have nothing to gain
+ * from the library and much to lose (a 32-bit child's loader complains, an
+ * ASan child refuses to start, a set-user-ID child has it ignored).
+ */
+static void unexport_self(void)
+{
+	const char *cur = getenv("LD_PRELOAD");
+	Dl_info info;
+	char *out, *tok, *save, *copy;
+	size_t n;
+
+	if (!cur || !dladdr((void *)unexport_self, &info) || !info.dli_fname)
+		return;
+	n = strlen(cur) + 1;
+	copy = malloc(n);
+	out = malloc(n);
+	if (!copy || !out)
+		goto done;
+	memcpy(copy, cur, n);
+	out[0] = '\0';
+	for (tok = strtok_r(copy, ": \t", &save); tok; tok = strtok_r(NULL, ": \t", &save)) {
+		if (strcmp(tok, info.dli_fname) == 0)
+			continue;
+		if (out[0])
+			strcat(out, ":");
+		strcat(out, tok);
+	}
+	if (out[0])
+		setenv("LD_PRELOAD", out, 1);
+	else
+		unsetenv("LD_PRELOAD");
+done:
+	free(copy);
+	free(out);
+}
+
+/* A shared sanitizer runtime among the loaded objects (by name: a failing
+ * dlsym() would longjmp inside the loader, see names[] above). */
+static int sanitizer_loaded(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *n = info->dlpi_name;
+
+	(void)size;
+	(void)data;
+	return n && (strstr(n, "/libasan.so") || strstr(n, "/libtsan.so") ||
+		     strstr(n, "/libhwasan.so") || strstr(n, "libclang_rt."));
+}
+
 __attribute__((constructor)) static void cetctl_preload_init(void)
 {
 	long i;
 
+	unexport_self();
+	/* A sanitizer runtime owns setjmp/longjmp (it intercepts them): keep out. */
+	if (dl_iterate_phdr(sanitizer_loaded, NULL))
+		cetctl_preload_off = 1;
 	for (i = 0; i < F_MAX; i++)
 		cetctl_preload_resolve(i);
 }
@@ -147,6 +209,8 @@ __attribute__((constructor)) static void cetctl_preload_init(void)
 /* setjmp family: record the SSP (if any) in the buffer (%rdi). */
 #define SETJMP(name, idx)						\
 	ENTRY(name)							\
+	"	cmpl $0, cetctl_preload_off(%rip)\n"			\
+	"	jne 1f\n"						\
 	"	xor %eax, %eax\n"					\
 	RDSSP("%rax")						\
 	"	test %rax, %rax\n"					\
@@ -160,19 +224,82 @@ __attribute__((constructor)) static void cetctl_preload_init(void)
 	END(name)
 
 /*
- * Where a longjmp through us must land, per thread: the SSP of the setjmp's
- * caller and the real resume address. Initial-exec TLS: the library is
- * loaded at start-up (LD_PRELOAD), so it lives in static TLS.
+ * Where a longjmp through us must land: per thread, a small stack of
+ * records {target %rsp, SSP to return to, real resume address}, keyed by
+ * the stack pointer the longjmp restores. One record is not enough: a
+ * signal handler may run inside glibc's siglongjmp (when it restores a mask
+ * that unblocks a pending signal) and do its own setjmp/longjmp; the outer
+ * longjmp must still find its own record when it lands. Slots are reserved
+ * with one instruction before they are filled, so a handler interrupting a
+ * push gets the slot above. Initial-exec TLS: the library is loaded at
+ * start-up (LD_PRELOAD), so it lives in static TLS.
  */
-struct landing {
-	unsigned long ssp;
-	unsigned long pc;
-};
-static __thread struct landing landing __attribute__((tls_model("initial-exec")));
+#define LANDINGS	32
 
-__attribute__((visibility("hidden"))) struct landing *cetctl_preload_landing(void)
+struct landing {
+	unsigned long sp, ssp, pc;
+};
+struct landings {
+	unsigned int n;
+	struct landing e[LANDINGS];
+};
+static __thread struct landings landings __attribute__((tls_model("initial-exec")));
+
+struct resume {
+	unsigned long ssp, pc;	/* returned in %rax:%rdx */
+};
+
+__attribute__((visibility("hidden"))) void
+cetctl_preload_push(unsigned long sp, unsigned long ssp, unsigned long pc)
 {
-	return &landing;
+	struct landings *l = &landings;
+	unsigned int i = __atomic_fetch_add(&l->n, 1, __ATOMIC_RELAXED);
+
+	if (i >= LANDINGS) {
+		/* Deeper than any real nesting: the oldest records are for
+		 * longjmps that never landed. Keep the newest. */
+		i = LANDINGS - 1;
+		__atomic_store_n(&l->n, LANDINGS, __ATOMIC_RELAXED);
+	}
+	l->e[i].sp = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	l->e[i].ssp = ssp;
+	l->e[i].pc = pc;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	l->e[i].sp = sp;
+}
+
+/* The newest record for a longjmp landing with %rsp = @sp, popped with
+ * every record above it (longjmps that never landed); {0, 0} if none. */
+__attribute__((visibility("hidden"))) struct resume cetctl_preload_take(unsigned long sp)
+{
+	struct landings *l = &landings;
+	struct resume r = { 0, 0 };
+	unsigned int i = __atomic_load_n(&l->n, __ATOMIC_RELAXED);
+
+	if (i > LANDINGS)
+		i = LANDINGS;
+	while (i-- > 0) {
+		if (l->e[i].sp == sp) {
+			r.ssp = l->e[i].ssp;
+			r.pc = l->e[i].pc;
+			l->e[i].sp = 0;
+			__atomic_store_n(&l->n, i, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	return r;
+}
+
+/* A longjmp landed that we have no record for: continuing would jump
+ * nowhere (and fault later, far from the cause). */
+__attribute__((visibility("hidden"), noreturn)) void cetctl_preload_lost(void)
+{
+	static const char msg[] = "libcetctl-preload: a longjmp landed without its record\n";
+	ssize_t r = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+
+	(void)r;
+	abort();
 }
 
 /*
@@ -194,6 +321,8 @@ __attribute__((visibility("hidden"))) struct landing *cetctl_preload_landing(voi
  */
 #define LONGJMP(name, idx)						\
 	ENTRY(name)							\
+	"	cmpl $0, cetctl_preload_off(%rip)\n"			\
+	"	jne 2f\n"						\
 	"	xor %eax, %eax\n"					\
 	RDSSP("%rax")						\
 	"	test %rax, %rax\n"					\
@@ -206,17 +335,18 @@ __attribute__((visibility("hidden"))) struct landing *cetctl_preload_landing(voi
 	"	jne 2f\n"						\
 	"	push %rdi\n"						\
 	"	push %rsi\n"						\
-	"	push %rcx\n"						\
-	"	call cetctl_preload_landing\n"				\
-	"	pop %rcx\n"						\
-	"	pop %rsi\n"						\
-	"	pop %rdi\n"						\
-	"	add $8, %rcx\n"						\
-	"	mov %rcx, (%rax)\n"					\
+	"	sub $8, %rsp\n"						\
+	"	lea 8(%rcx), %rsi\n"					\
 	"	mov 56(%rdi), %rdx\n"		/* JB_PC, mangled */	\
 	"	ror $0x11, %rdx\n"					\
 	"	xor %fs:0x30, %rdx\n"					\
-	"	mov %rdx, 8(%rax)\n"					\
+	"	mov 48(%rdi), %rdi\n"		/* JB_RSP, mangled */	\
+	"	ror $0x11, %rdi\n"					\
+	"	xor %fs:0x30, %rdi\n"					\
+	"	call cetctl_preload_push\n"				\
+	"	add $8, %rsp\n"						\
+	"	pop %rsi\n"						\
+	"	pop %rdi\n"						\
 	"	sub $208, %rsp\n"					\
 	"	mov %rsi, %r9\n"					\
 	"	mov %rdi, %rsi\n"					\
@@ -247,14 +377,18 @@ __attribute__((visibility("hidden"))) struct landing *cetctl_preload_landing(voi
 	".type cetctl_preload_pad, @function\n"				\
 	"cetctl_preload_pad:\n"						\
 	"	endbr64\n"						\
+	"	mov %rsp, %rdi\n"		/* the key: where we landed */	\
 	"	push %rax\n"						\
 	"	sub $8, %rsp\n"						\
-	"	call cetctl_preload_landing\n"				\
-	"	mov %rax, %rdx\n"					\
+	"	call cetctl_preload_take\n"				\
+	"	mov %rax, %rcx\n"					\
+	"	mov %rdx, %r8\n"					\
 	"	add $8, %rsp\n"						\
 	"	pop %rax\n"						\
-	"	mov (%rdx), %rcx\n"					\
-	"	mov 8(%rdx), %r8\n"					\
+	"	test %r8, %r8\n"					\
+	"	jnz 4f\n"						\
+	"	call cetctl_preload_lost\n"				\
+	"4:\n"								\
 	"	xor %r9d, %r9d\n"					\
 	RDSSP("%r9")						\
 	"	sub %r9, %rcx\n"					\

@@ -93,6 +93,47 @@ need_preload() {
 	[[ $status -eq 0 && -z $stderr ]] || fail "-q still warned: $stderr"
 }
 
+@test "run: with SIGTRAP (or every signal) blocked or ignored the program is still enabled and locked" {
+	need_hw
+	# issue 12: the old start-up waited for the exec's SIGTRAP; blocked, the
+	# program ran without a shadow stack and cetctl exited 0
+	local how
+	for how in 'sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGTRAP))' \
+		'my $s = POSIX::SigSet->new; $s->fillset; sigprocmask(SIG_BLOCK, $s)' \
+		'$SIG{TRAP} = "IGNORE"'; do
+		run perl -e "use POSIX; $how; exec { \$ARGV[0] } @ARGV" -- \
+			"$CETCTL" run --shstk -q -- "$PROBE" status
+		echo "$how: status $status: $output"
+		[[ $status -eq 0 ]] || fail "$how: status $status"
+		grep -qE $'^x86_Thread_features:\tshstk *$' <<<"$output" || fail "$how: not enabled"
+		grep -qE $'^x86_Thread_features_locked:\tshstk wrss *$' <<<"$output" || fail "$how: not locked"
+		run perl -e "use POSIX; $how; exec { \$ARGV[0] } @ARGV" -- \
+			"$CETCTL" run --shstk -q -- "$PROBE" rop
+		echo "$how: rop: status $status: $output"
+		# (with SIGSEGV blocked the probe's handler cannot run: the kernel
+		# kills it with SIGSEGV instead; either way the gadget must not run)
+		[[ $output != *gadget* ]] || fail "$how: the ROP reached the gadget"
+		[[ ($status -eq 42 && $output == "SEGV si_code=10") || $status -eq 139 ]] ||
+			fail "$how: ROP: $status $output"
+	done
+}
+
+@test "run: signals during start-up do not let the program run unprotected" {
+	need_hw
+	local i out
+	for i in 1 2 3 4 5 6 7 8; do
+		# a terminal resize (SIGWINCH, ignored) at growing delays
+		"$CETCTL" run --shstk -q -- "$PROBE" status > "$BATS_TEST_TMPDIR/out" &
+		local pid=$!
+		sleep "0.0$i"
+		kill -WINCH "$pid" 2>/dev/null || true
+		wait "$pid" || fail "round $i: status $?"
+		out=$(cat "$BATS_TEST_TMPDIR/out")
+		grep -qE $'^x86_Thread_features:\tshstk *$' <<<"$out" || fail "round $i: not enabled: $out"
+		grep -qE $'^x86_Thread_features_locked:\tshstk wrss *$' <<<"$out" || fail "round $i: not locked"
+	done
+}
+
 @test "run: the launched program cannot disable its shadow stack (EPERM)" {
 	need_hw
 	run "$CETCTL" run --shstk -q -- "$PROBE" disable

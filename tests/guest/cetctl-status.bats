@@ -37,7 +37,7 @@ need_hw() {
 }
 
 # start_hold ARGS...: `cetctl run ARGS` in the background, wait for "ready";
-# sets HOLD_PID to the held program (the child of cetctl run).
+# sets HOLD_PID to the held program (cetctl run itself, after its exec).
 start_hold() {
 	local out=$BATS_TEST_TMPDIR/hold.out i
 	[[ -x $HOLD ]] || fail "helper $HOLD missing"
@@ -48,8 +48,9 @@ start_hold() {
 		sleep 0.1
 	done
 	grep -q '^ready' "$out" || fail "held program did not start: $(cat "$out")"
-	HOLD_PID=$(tr -d ' ' < "/proc/${bg[-1]}/task/${bg[-1]}/children")
-	[[ -n $HOLD_PID ]] || fail "no child of cetctl run"
+	# cetctl run becomes the program (the tracer is a detached grandchild)
+	HOLD_PID=${bg[-1]}
+	[[ $(cat "/proc/$HOLD_PID/comm") != cetctl ]] || fail "cetctl run did not become the program"
 	HOLD_OUT=$out
 }
 

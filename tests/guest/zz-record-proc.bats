@@ -45,7 +45,7 @@ hold() {	# hold OUTFILE ARGS... : cetctl run ARGS in the background; prints the 
 	"$CETCTL" run "$@" >"$out" 2>&1 &
 	bg+=($!)
 	for i in $(seq 100); do grep -q '^ready' "$out" && break; sleep 0.1; done
-	tr -d ' ' < "/proc/${bg[-1]}/task/${bg[-1]}/children"
+	echo "${bg[-1]}"	# cetctl run becomes the program
 }
 
 @test "record: /proc of processes under cetctl run on this kernel" {

@@ -36,6 +36,10 @@ setup() {
 	fi
 }
 
+teardown() {
+	[ -z "${TMP:-}" ] || rm -rf "$TMP"
+}
+
 @test "debian: dpkg-buildpackage -b builds the package, the unit tests pass in it" {
 	[ -f "$DEB" ]
 	grep -q '100% tests passed' "$W/build.log"
@@ -71,12 +75,14 @@ setup() {
 }
 
 @test "debian: unpacked (dpkg -x), cetctl runs, finds its preload library, man pages and completions work" {
-	R=$W/root
+	# a root-owned scratch root: cetctl refuses a preload library under /tmp
+	TMP=$(trusted_tmpdir) || skip "no root-owned scratch directory (/run, /var/lib, the build dir)"
+	R=$TMP/root
 	dpkg -x "$DEB" "$R"
 	run "$R/usr/bin/cetctl" --version
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"$(dpkg-deb -f "$DEB" Version | cut -d- -f1)"* ]]
-	run "$R/usr/bin/cetctl" run --trace-only sh -c 'echo "$LD_PRELOAD"'
+	run "$R/usr/bin/cetctl" run --trace-only sh -c 'grep -o "/[^ ]*libcetctl-preload.so" /proc/$$/maps | sort -u'
 	[ "$status" -eq 0 ]
 	[ "$output" = "$R/usr/lib/cetctl/libcetctl-preload.so" ]
 	run "$R/usr/bin/cetctl" --proc-root "$HOST_TESTS/fixtures/proc/cet-emulated" audit --prometheus -

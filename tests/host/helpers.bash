@@ -31,6 +31,22 @@ cleanup_test() {
 	[ -z "${TMP:-}" ] || rm -rf "$TMP" 2>/dev/null || { sleep 1; rm -rf "$TMP"; }
 }
 
+# A new scratch directory on a path cetctl trusts for its preload library
+# (cmd-run.c trusted_file: every component root-owned and not writable by
+# group or others, which rules out /tmp). Prints it; fails when none is.
+trusted_tmpdir() {
+	local base d
+	for base in /run /var/lib "$CETCTL_BUILD"; do
+		[[ -d $base && -w $base ]] || continue
+		[[ $(stat -c '%u %a' "$base") == 0\ [0-7][0-5][0-5] ]] || continue
+		d=$(mktemp -d "$base/cetctl-test.XXXXXX") || continue
+		chmod 0755 "$d"
+		echo "$d"
+		return 0
+	done
+	return 1
+}
+
 # Build the ELF fixtures once per run (a stamp makes it a no-op when current).
 # Call from setup_file; fails the file loudly when the build fails.
 build_fixtures() {

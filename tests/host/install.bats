@@ -12,7 +12,9 @@ setup() {
 	command -v cmake >/dev/null || skip "cmake not installed"
 	[ -f "$CETCTL_BUILD/CMakeCache.txt" ] || skip "no CMake build at $CETCTL_BUILD"
 	bg=()
-	TMP=$(mktemp -d "${BATS_TMPDIR:-/tmp}/cetctl-install.XXXXXX")
+	# not under /tmp: the installed cetctl only loads a preload library from a
+	# path nobody but root can change
+	TMP=$(trusted_tmpdir) || skip "no root-owned scratch directory (/run, /var/lib, the build dir)"
 	D=$TMP/root
 }
 
@@ -56,7 +58,7 @@ mode_is() {
 	run "$D/usr/bin/cetctl" --version
 	[ "$status" -eq 0 ]
 	[[ "$output" == *cetctl* ]]
-	run "$D/usr/bin/cetctl" run --trace-only sh -c 'echo "$LD_PRELOAD"'
+	run "$D/usr/bin/cetctl" run --trace-only sh -c 'grep -o "/[^ ]*libcetctl-preload.so" /proc/$$/maps | sort -u'
 	[ "$status" -eq 0 ]
 	[ "$output" = "$D/usr/lib/cetctl/libcetctl-preload.so" ]
 }

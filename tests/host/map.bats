@@ -89,6 +89,14 @@ need_shim() {
 	[[ "$output" == *"invalid size"* ]]
 	run "$CETCTL" map --size 12Q
 	[ "$status" -eq 1 ]
+	# strtoull skips leading blanks and accepts a sign: a negative number
+	# behind a blank must not wrap around to a huge size
+	local s
+	for s in ' -1' '	-1' ' +-1' '+1' ' 4096'; do
+		run "$CETCTL" map --size "$s"
+		[ "$status" -eq 1 ] || { echo "'$s': $status $output"; return 1; }
+		[[ "$output" == *"invalid size"* ]]
+	done
 	run "$CETCTL" map --addr nowhere
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"invalid address"* ]]

@@ -139,3 +139,84 @@ EOF2
 	run env LD_PRELOAD="$fake" dash -c 'cd /nonexistent-cetctl 2>/dev/null; echo after'
 	[ "$output" = after ]
 }
+
+@test "preload: a longjmp nested inside siglongjmp lands right (records keyed by stack pointer, faked SSP)" {
+	# A handler runs inside glibc's siglongjmp (the mask it restores unblocks
+	# a pending signal) and does its own setjmp/longjmp. With one landing
+	# record per thread, the outer longjmp found the inner one's record and
+	# jumped into a dead frame (issue 12, defect 6).
+	local fake=$BATS_TEST_TMPDIR/fake-ssp.so
+	gcc -O2 -shared -fPIC -fcf-protection=full -DCETCTL_PRELOAD_FAKE_SSP \
+		-o "$fake" "$BATS_TEST_DIRNAME/../../src/preload/preload.c" -ldl
+	gcc -O2 -o "$BATS_TEST_TMPDIR/nest" "$BATS_TEST_DIRNAME/tools/preload-nest.c"
+	run "$BATS_TEST_TMPDIR/nest"
+	[ "$output" = "outer landed: rounds=3 inner=3" ]
+	run env LD_PRELOAD="$fake" "$BATS_TEST_TMPDIR/nest"
+	[ "$status" -eq 0 ]
+	[ "$output" = "outer landed: rounds=3 inner=3" ]
+}
+
+@test "preload: not passed on to the program's descendants; other LD_PRELOAD entries stay" {
+	# exec resets the shadow stack: descendants have nothing to gain, and a
+	# 32-bit, ASan or set-user-ID child only trips over it (defect 6)
+	run env LD_PRELOAD="$LIB" sh -c 'echo "[$LD_PRELOAD]"; grep -c libcetctl-preload /proc/$$/maps'
+	[ "${lines[0]}" = "[]" ]
+	[ "${lines[1]}" -ge 1 ]		# the program itself has it
+	run env LD_PRELOAD="/nonexistent-cetctl.so $LIB:/nonexistent-cetctl2.so" \
+		sh -c 'echo "[$LD_PRELOAD]"' 2>/dev/null
+	[ "${lines[-1]}" = "[/nonexistent-cetctl.so:/nonexistent-cetctl2.so]" ]
+}
+
+@test "preload: an AddressSanitizer program is started without it" {
+	echo 'int main(void) { return 3; }' > "$BATS_TEST_TMPDIR/asan.c"
+	gcc -fsanitize=address -o "$BATS_TEST_TMPDIR/asan" "$BATS_TEST_TMPDIR/asan.c" 2>/dev/null ||
+		skip "gcc cannot build ASan programs here"
+	# before: the library came first and ASan refused to start
+	CETCTL_PRELOAD=$LIB run "$CETCTL" run --trace-only "$BATS_TEST_TMPDIR/asan"
+	[ "$status" -eq 3 ] || { echo "$output"; return 1; }
+	[[ "$output" != *"ASan runtime does not come first"* ]]
+}
+
+# A directory tree under the (root-owned) build directory, for trust tests.
+trust_dir() {
+	TD=$(realpath "$(mktemp -d "$BUILD/preload-trust.XXXXXX")")
+	chmod 755 "$TD"
+}
+
+teardown() {
+	[ -z "${TD:-}" ] || rm -rf "$TD"
+}
+
+@test "preload: loaded only from a root-owned path nobody else can write" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to make files of another user"
+	[ "$(stat -c %u "$BUILD")" -eq 0 ] || skip "the build directory is not root's"
+	local probe='grep -q libcetctl-preload /proc/$$/maps && echo 1 || echo 0'
+	trust_dir
+	# root's own copy in root's own directory: used
+	cp "$LIB" "$TD/libcetctl-preload.so"
+	CETCTL_PRELOAD=$TD/libcetctl-preload.so run "$CETCTL" run --trace-only sh -c "$probe"
+	[ "$status" -eq 0 ]
+	[ "$output" = 1 ]
+	# a copy another user owns: refused, said, not loaded (defect 5: root
+	# loaded a library writable by nobody)
+	cp "$LIB" "$TD/nobodys.so"
+	chown 65534 "$TD/nobodys.so"
+	CETCTL_PRELOAD=$TD/nobodys.so run "$CETCTL" run --trace-only sh -c "$probe"
+	[ "${lines[-1]}" = 0 ] || { echo "$output"; return 1; }
+	[[ "$output" == *"not using libcetctl-preload.so: $TD/nobodys.so is owned by uid 65534, not root"* ]]
+	# group-writable, and a directory above writable by everyone: refused
+	cp "$LIB" "$TD/groupw.so"
+	chmod 664 "$TD/groupw.so"
+	CETCTL_PRELOAD=$TD/groupw.so run "$CETCTL" run --trace-only sh -c "$probe"
+	[ "${lines[-1]}" = 0 ]
+	[[ "$output" == *"writable by its group"* ]]
+	mkdir -m 777 "$TD/open"
+	cp "$LIB" "$TD/open/lib.so"
+	CETCTL_PRELOAD=$TD/open/lib.so run "$CETCTL" run --trace-only sh -c "$probe"
+	[ "${lines[-1]}" = 0 ]
+	[[ "$output" == *"$TD/open is writable by everyone"* ]]
+	# a symbolic link is judged by where it leads
+	ln -s "$TD/nobodys.so" "$TD/link.so"
+	CETCTL_PRELOAD=$TD/link.so run "$CETCTL" run --trace-only sh -c "$probe"
+	[ "${lines[-1]}" = 0 ]
+}

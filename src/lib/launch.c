@@ -1,0 +1,783 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The fail-closed start-up (see launch.h). Processes and stops:
+ *
+ *   caller P (becomes the program)      tracer T (grandchild, own pgrp)
+ *   fork C; C: setpgid, fork T, exit
+ *                                  <-- HELLO (T's pid)
+ *   PR_SET_PTRACER T (Yama), "go" -->
+ *                                       PTRACE_SEIZE(P, EXITKILL|TRACEEXEC|SYSGOOD)
+ *                                  <-- SEIZED (or the errno)
+ *   execve                               wait: signal-delivery-stops before the
+ *                                        exec pass through, group-stops LISTEN
+ *                                        PTRACE_EVENT_EXEC stop
+ *                                        PTRACE_SYSCALL -> execve exit stop
+ *                                        AT_SECURE? x86-64? inject, lock,
+ *                                        verify, DETACH(first held signal)
+ *
+ * P never runs the program unless T seized it first (it execs only after
+ * SEIZED); from then on the kernel kills P if T exits (EXITKILL), and T lets
+ * the program run only by the final detach. The exec event stop is a ptrace
+ * event, not a signal: the caller's signal mask and dispositions do not
+ * matter. After the exec, signals are held (suppressed at their
+ * delivery-stops) and handed back at the detach, so the program sees them
+ * once, as if sent just after its start.
+ */
+#include <errno.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cet-abi.h"
+#include "launch.h"
+#include "shstk.h"
+
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP	128
+#endif
+#ifndef PR_SET_PTRACER
+#define PR_SET_PTRACER		0x59616d61
+#endif
+#ifndef AT_SECURE
+#define AT_SECURE		23
+#endif
+
+#define MAX_PENDING	32
+#define USER_CS_64	0x33	/* __USER_CS: 64-bit mode (x86-64 and x32) */
+#define INSN_SYSCALL	0x050fUL	/* 0f 05, little endian */
+#define INSN_INT80	0x80cdUL	/* cd 80: the 32-bit entry */
+#define NR32_EXIT_GROUP	252
+
+struct tracee {
+	pid_t pid;		/* in our pid namespace */
+	pid_t proc_pid;		/* the same process as /proc numbers it */
+	pid_t proc_self;	/* the tracer as /proc numbers it */
+	int pending[MAX_PENDING];
+	int npending;
+	bool poked;		/* the syscall instruction is in place */
+	unsigned long spot, word;	/* where, and the original aligned word */
+	struct user_regs_struct saved;	/* registers at the execve exit stop */
+	bool have_regs;
+	struct launch_result *res;
+};
+
+/*
+ * Fault injection, compiled only into the test build (cetctl-faults):
+ * CETCTL_FAULT=<step>:<action> acts at a named step of the start-up, to
+ * force the races the fail-closed tests need. Actions: kill (this process
+ * dies of SIGKILL), exit (it exits 3), sig=N (signal N to the program),
+ * pgsig=N (signal N to the program's process group), sleep=MS.
+ * CETCTL_FAULT_LOG=FILE: the tracer appends "verified PID" right before it
+ * detaches, so a test can tell a program released by a verified start-up.
+ */
+#ifdef CETCTL_FAULT_HOOKS
+static void fault_point(const char *step, pid_t program)
+{
+	const char *f = getenv("CETCTL_FAULT"), *colon;
+	size_t n = strlen(step);
+
+	if (!f || strncmp(f, step, n) || f[n] != ':')
+		return;
+	colon = f + n + 1;
+	if (strcmp(colon, "kill") == 0)
+		kill(getpid(), SIGKILL);
+	else if (strcmp(colon, "exit") == 0)
+		_exit(3);
+	else if (strncmp(colon, "sig=", 4) == 0)
+		kill(program, atoi(colon + 4));
+	else if (strncmp(colon, "pgsig=", 6) == 0)
+		kill(-getpgid(program), atoi(colon + 6));
+	else if (strncmp(colon, "sleep=", 6) == 0)
+		usleep((useconds_t)atoi(colon + 6) * 1000);
+}
+
+static void fault_log(const char *what, pid_t pid)
+{
+	const char *log = getenv("CETCTL_FAULT_LOG");
+	char line[64];
+	int fd, n;
+
+	if (!log)
+		return;
+	fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	n = snprintf(line, sizeof(line), "%s %d\n", what, (int)pid);
+	if (write(fd, line, (size_t)n) < 0)
+		n = 0;
+	close(fd);
+}
+#else
+#define fault_point(step, program)	do { } while (0)
+#define fault_log(what, pid)		do { } while (0)
+#endif
+
+/*
+ * ptrace() with every argument a full 64-bit word: glibc reads addr and data
+ * as pointers through varargs, so an int there would leave the upper half
+ * unspecified.
+ */
+static long pt(int req, pid_t pid, unsigned long addr, unsigned long data)
+{
+	return ptrace((enum __ptrace_request)req, pid, (void *)addr, (void *)data);
+}
+
+static int fail(struct tracee *t, enum launch_stage stage, int err, const char *what)
+{
+	t->res->stage = stage;
+	t->res->err = err;
+	t->res->what = what;
+	return -1;
+}
+
+static int wait_tracee(pid_t pid, int *status)
+{
+	for (;;) {
+		pid_t r = waitpid(pid, status, __WALL);
+
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static bool is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static void hold_signal(struct tracee *t, int sig)
+{
+	int i;
+
+	for (i = 0; i < t->npending; i++)
+		if (t->pending[i] == sig && sig < SIGRTMIN)
+			return;	/* standard signals do not queue: once */
+	if (t->npending < MAX_PENDING)
+		t->pending[t->npending++] = sig;
+}
+
+/*
+ * After the exec: resume with @req (PTRACE_CONT or PTRACE_SYSCALL) until a
+ * stop whose status>>8 is @want. Signal-delivery-stops on the way are held
+ * (suppressed now, handed back at the detach); other event stops are
+ * resumed. Returns 0, or -1 with the result filled (the program died:
+ * LAUNCH_DIED; ptrace failed: LAUNCH_TRACE).
+ */
+static int resume_until(struct tracee *t, int req, int want)
+{
+	int status, ret;
+
+	for (;;) {
+		if (pt(req, t->pid, 0, 0) < 0)
+			return fail(t, LAUNCH_TRACE, -errno,
+				    req == PTRACE_CONT ? "PTRACE_CONT" : "PTRACE_SYSCALL");
+		ret = wait_tracee(t->pid, &status);
+		if (ret < 0)
+			return fail(t, LAUNCH_TRACE, ret, "waitpid");
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			t->res->wstatus = status;
+			t->pid = 0;	/* gone */
+			return fail(t, LAUNCH_DIED, 0, NULL);
+		}
+		if (!WIFSTOPPED(status))
+			continue;
+		if ((status >> 8) == want)
+			return 0;
+		if ((status >> 16) == 0 && WSTOPSIG(status) != (SIGTRAP | 0x80))
+			hold_signal(t, WSTOPSIG(status));
+	}
+}
+
+/* ---- reading the tracee through /proc, the right one ---- */
+
+static ssize_t read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n, total = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)total < size - 1) {
+		n = read(fd, buf + total, size - 1 - (size_t)total);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		total += n;
+	}
+	close(fd);
+	buf[total] = '\0';
+	return total;
+}
+
+/* The number after "@key:" in @text, or -1. */
+static long field_long(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+	const char *p = text;
+
+	while (p && *p) {
+		if (strncmp(p, key, n) == 0 && p[n] == ':')
+			return strtol(p + n + 1, NULL, 10);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+/*
+ * The tracee's pid as /proc numbers it: in a child pid namespace with the
+ * parent's /proc mounted (unshare -p without --mount-proc), /proc/<our pid>
+ * is another process. A pidfd's fdinfo "Pid:" is translated into the pid
+ * namespace of the /proc it is read from; 0 there means the process is not
+ * visible in that /proc at all.
+ */
+static int resolve_proc_pid(struct tracee *t)
+{
+	char path[64], buf[4096], self[32];
+	long pid;
+	ssize_t n;
+	int fd;
+
+	n = readlink("/proc/self", self, sizeof(self) - 1);
+	if (n <= 0)
+		return fail(t, LAUNCH_VERIFY, n < 0 ? -errno : -EPROTO, "readlink /proc/self");
+	self[n] = '\0';
+	t->proc_self = (pid_t)atoi(self);
+
+	fd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+	if (fd < 0) {
+		/* No pidfds (before 5.3): only trust a /proc of our namespace. */
+		if (t->proc_self != getpid())
+			return fail(t, LAUNCH_VERIFY, -EXDEV, "/proc is another pid namespace's");
+		t->proc_pid = t->pid;
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	n = read_file(path, buf, sizeof(buf));
+	close(fd);
+	if (n < 0)
+		return fail(t, LAUNCH_VERIFY, (int)n, "reading the pidfd's fdinfo");
+	pid = field_long(buf, "Pid");
+	if (pid < 0 && t->proc_self == getpid())
+		pid = t->pid;	/* fdinfo without Pid: (old kernel), same namespace */
+	if (pid <= 0)
+		return fail(t, LAUNCH_VERIFY, -EXDEV, "the program is not visible in /proc");
+	t->proc_pid = (pid_t)pid;
+	return 0;
+}
+
+/* 1 when the kernel set AT_SECURE in the new image's auxv, 0 not, or -1. */
+static int at_secure(struct tracee *t)
+{
+	char path[64];
+	unsigned long auxv[2 * 64];
+	ssize_t n;
+	size_t i;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)t->proc_pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(t, LAUNCH_TRACE, -errno, "reading /proc/PID/auxv");
+	n = read(fd, auxv, sizeof(auxv));
+	close(fd);
+	if (n < (ssize_t)(2 * sizeof(long)))
+		return fail(t, LAUNCH_TRACE, n < 0 ? -errno : -EPROTO, "reading /proc/PID/auxv");
+	for (i = 0; i + 1 < (size_t)n / sizeof(long) && auxv[i] != AT_NULL; i += 2)
+		if (auxv[i] == AT_SECURE)
+			return auxv[i + 1] != 0;
+	return fail(t, LAUNCH_TRACE, -EPROTO, "no AT_SECURE in /proc/PID/auxv");
+}
+
+/* 0 when the new image is an x86-64 ELF program (not x32, not i386). */
+static int check_x86_64(struct tracee *t)
+{
+	char path[64];
+	Elf64_Ehdr eh;
+	ssize_t n;
+	int fd;
+
+	if (t->saved.cs != USER_CS_64)
+		return fail(t, LAUNCH_NOT64, -ENOEXEC, "a 32-bit program");
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->proc_pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(t, LAUNCH_TRACE, -errno, "opening /proc/PID/exe");
+	n = pread(fd, &eh, sizeof(eh), 0);
+	close(fd);
+	if (n < (ssize_t)EI_NIDENT || memcmp(eh.e_ident, ELFMAG, SELFMAG))
+		return fail(t, LAUNCH_NOT64, -ENOEXEC, "not an ELF image");
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || n != (ssize_t)sizeof(eh) ||
+	    eh.e_machine != EM_X86_64)
+		return fail(t, LAUNCH_NOT64, -ENOEXEC,
+			    eh.e_ident[EI_CLASS] == ELFCLASS32 && eh.e_machine == EM_X86_64 ?
+			    "an x32 program" : "not an x86-64 program");
+	return 0;
+}
+
+/* ---- the injected calls ---- */
+
+/*
+ * Put a 2-byte system-call instruction where it fits: at the entry point,
+ * unless it would straddle two words there (the last byte of an aligned
+ * word, maybe of the page); then at the start of the entry point's page,
+ * which is mapped and executable too. PEEK/POKE work on aligned words,
+ * which never cross a page.
+ */
+static int poke_insn(struct tracee *t, unsigned long insn)
+{
+	unsigned long rip = t->saved.rip, aligned, shift, patched;
+
+	if (!t->poked) {
+		t->spot = (rip & 7) != 7 ? rip : (rip & ~0xfffUL);
+		aligned = t->spot & ~7UL;
+		errno = 0;
+		t->word = (unsigned long)pt(PTRACE_PEEKTEXT, t->pid, aligned, 0);
+		if (errno)
+			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_PEEKTEXT at the entry point");
+	}
+	aligned = t->spot & ~7UL;
+	shift = (t->spot & 7) * 8;
+	patched = (t->word & ~(0xffffUL << shift)) | (insn << shift);
+	if (pt(PTRACE_POKETEXT, t->pid, aligned, patched) < 0)
+		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
+	t->poked = true;
+	return 0;
+}
+
+/* Run system call @nr(@a1, @a2) in the tracee at the poked instruction;
+ * the return value in *result. */
+static int remote_syscall(struct tracee *t, long nr, unsigned long a1, unsigned long a2,
+			  long *result)
+{
+	struct user_regs_struct regs = t->saved;
+
+	regs.rip = t->spot;
+	regs.rax = (unsigned long long)nr;
+	regs.orig_rax = (unsigned long long)-1;
+	regs.rdi = a1;
+	regs.rsi = a2;
+	if (pt(PTRACE_SETREGS, t->pid, 0, (unsigned long)&regs) < 0)
+		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_SETREGS");
+	fault_point("inject-enter", t->pid);
+	if (resume_until(t, PTRACE_SYSCALL, SIGTRAP | 0x80) < 0)
+		return -1;
+	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&regs) < 0)
+		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GETREGS");
+	if (regs.orig_rax != (unsigned long long)nr || regs.rip != t->spot + 2)
+		return fail(t, LAUNCH_TRACE, -EPROTO, "syscall-enter stop of the injected call");
+	fault_point("inject-exit", t->pid);
+	if (resume_until(t, PTRACE_SYSCALL, SIGTRAP | 0x80) < 0)
+		return -1;
+	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&regs) < 0)
+		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GETREGS");
+	*result = (long)regs.rax;
+	return 0;
+}
+
+/* Put the program back as exec left it. */
+static int restore(struct tracee *t)
+{
+	if (t->poked && pt(PTRACE_POKETEXT, t->pid, t->spot & ~7UL, t->word) < 0)
+		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT (restore)");
+	t->poked = false;
+	if (pt(PTRACE_SETREGS, t->pid, 0, (unsigned long)&t->saved) < 0)
+		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_SETREGS (restore)");
+	return 0;
+}
+
+/* Trust, but verify, from the kernel, for the stopped program. */
+static int verify(struct tracee *t, const struct launch_opts *o)
+{
+	struct shstk_proc_features f;
+	unsigned long status = 0;
+	char path[64], buf[8192];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)t->proc_pid);
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return fail(t, LAUNCH_VERIFY, (int)n, "reading /proc/PID/status");
+	/* The right process: the only one this tracer traces. */
+	if (field_long(buf, "TracerPid") != t->proc_self)
+		return fail(t, LAUNCH_VERIFY, -ESRCH, "/proc/PID/status is not the traced program");
+	if (!o->enable)
+		return 0;
+	shstk_features_parse(buf, &f);
+	t->res->status_lines = f.present;
+	t->res->got_enabled = f.enabled;
+	t->res->got_locked = f.locked;
+	if (!f.present || (f.enabled & o->enable) != o->enable || (f.locked & o->lock) != o->lock)
+		return fail(t, LAUNCH_VERIFY, -EPROTO, NULL);
+	if (pt(PTRACE_ARCH_PRCTL, t->pid, (unsigned long)&status, ARCH_SHSTK_STATUS) < 0)
+		return fail(t, LAUNCH_VERIFY, -errno, "PTRACE_ARCH_PRCTL(ARCH_SHSTK_STATUS)");
+	if ((status & o->enable) != o->enable) {
+		t->res->got_enabled = status;
+		return fail(t, LAUNCH_VERIFY, -EPROTO, NULL);
+	}
+	return 0;
+}
+
+/* Everything between the exec event stop and the verified state. */
+static int after_exec(struct tracee *t, const struct launch_opts *o)
+{
+	long result;
+	int ret;
+
+	fault_point("exec-event", t->pid);
+	/* The exec event stop is inside execve: on to its syscall-exit stop,
+	 * where rip is the entry point and no instruction has run. */
+	if (resume_until(t, PTRACE_SYSCALL, SIGTRAP | 0x80) < 0)
+		return -1;
+	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&t->saved) < 0)
+		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GETREGS");
+	t->have_regs = true;
+	t->res->entry = t->saved.rip;
+	fault_point("exec-exit", t->pid);
+	if (resolve_proc_pid(t) < 0)
+		return -1;
+
+	/* First: a 32-bit image has its own register view and auxv layout. */
+	if (check_x86_64(t) < 0)
+		return -1;
+	ret = at_secure(t);
+	if (ret < 0)
+		return -1;
+	if (ret)
+		return fail(t, LAUNCH_SECURE, -EPERM, NULL);
+	if ((t->saved.orig_rax != SYS_execve && t->saved.orig_rax != SYS_execveat) ||
+	    t->saved.rax != 0)
+		return fail(t, LAUNCH_TRACE, -EPROTO, "the execve syscall-exit stop");
+	if (o->no_inject)
+		return verify(t, o);
+
+	if (poke_insn(t, INSN_SYSCALL) < 0)
+		return -1;
+	if (!o->enable) {
+		/* Trace-only: prove the machinery with a harmless getpid(). */
+		ret = remote_syscall(t, SYS_getpid, 0, 0, &result);
+		if (ret == 0 && result != t->pid)
+			ret = fail(t, LAUNCH_TRACE, -EPROTO, "injected getpid()");
+	} else {
+		ret = remote_syscall(t, SYS_arch_prctl, ARCH_SHSTK_ENABLE, ARCH_SHSTK_SHSTK,
+				     &result);
+		if (ret == 0 && result < 0)
+			ret = fail(t, LAUNCH_ENABLE_SHSTK, (int)result, NULL);
+		if (ret == 0 && (o->enable & ARCH_SHSTK_WRSS)) {
+			ret = remote_syscall(t, SYS_arch_prctl, ARCH_SHSTK_ENABLE,
+					     ARCH_SHSTK_WRSS, &result);
+			if (ret == 0 && result < 0)
+				ret = fail(t, LAUNCH_ENABLE_WRSS, (int)result, NULL);
+		}
+		if (ret == 0 && o->lock &&
+		    pt(PTRACE_ARCH_PRCTL, t->pid, o->lock, ARCH_SHSTK_LOCK) < 0)
+			ret = fail(t, LAUNCH_LOCK, -errno, NULL);
+	}
+	if (ret < 0)
+		return -1;
+	fault_point("injected", t->pid);
+	if (restore(t) < 0)
+		return -1;
+	return verify(t, o);
+}
+
+/*
+ * The start-up failed after the exec: the program must not run. Make it
+ * exit with @code before its first instruction (an injected exit_group at
+ * the execve exit stop), or kill it.
+ */
+static void stop_program(struct tracee *t, int code)
+{
+	struct user_regs_struct regs;
+	bool compat;
+	int status, i;
+
+	if (t->pid <= 0)
+		return;
+	if (!t->have_regs)
+		goto kill;
+	compat = t->saved.cs != USER_CS_64;
+	if (poke_insn(t, compat ? INSN_INT80 : INSN_SYSCALL) < 0)
+		goto kill;
+	regs = t->saved;
+	regs.rip = t->spot;
+	regs.rax = compat ? NR32_EXIT_GROUP : SYS_exit_group;
+	regs.orig_rax = (unsigned long long)-1;
+	regs.rdi = regs.rbx = (unsigned long long)code;
+	if (pt(PTRACE_SETREGS, t->pid, 0, (unsigned long)&regs) < 0)
+		goto kill;
+	for (i = 0; i < 64; i++) {
+		if (pt(PTRACE_CONT, t->pid, 0, 0) < 0 || wait_tracee(t->pid, &status) < 0)
+			break;
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return;
+	}
+kill:
+	kill(t->pid, SIGKILL);
+	wait_tracee(t->pid, &status);
+}
+
+/* Messages between P and T. */
+enum { MSG_HELLO = 1, MSG_SEIZED, MSG_ERR };
+struct msg {
+	int kind;
+	int pid;	/* HELLO: the tracer */
+	int err;	/* ERR: errno of the failed step */
+};
+
+static ssize_t xread(int fd, void *buf, size_t n)
+{
+	ssize_t r;
+
+	do
+		r = read(fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+static void xwrite(int fd, const void *buf, size_t n)
+{
+	ssize_t r;
+
+	do
+		r = write(fd, buf, n);
+	while (r < 0 && errno == EINTR);
+}
+
+/* Whether the tracee, which we saw stopped, was killed since: a stopped
+ * tracee answers PTRACE_GETREGS, a dying one says ESRCH (then reap it). */
+static bool killed(struct tracee *t)
+{
+	struct user_regs_struct regs;
+	int status;
+
+	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&regs) == 0 || errno != ESRCH)
+		return false;
+	return wait_tracee(t->pid, &status) == 0 && !WIFSTOPPED(status);
+}
+
+static void __attribute__((noreturn))
+tracer(pid_t pid, int wfd, int rfd, const struct launch_opts *o, launch_report_fn report,
+       void *arg)
+{
+	struct launch_result res = { 0 };
+	struct tracee t = { .pid = pid, .res = &res };
+	struct msg m = { MSG_HELLO, (int)getpid(), 0 };
+	int status, ret, i, devnull;
+	char go;
+
+	/* Not stopped by the terminal (a write from a background group with
+	 * TOSTOP), not hung up with it: short-lived, it finishes its job. */
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN);
+	signal(SIGTTIN, SIG_IGN);
+	signal(SIGTSTP, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	fault_point("t-start", pid);
+	xwrite(wfd, &m, sizeof(m));
+	if (xread(rfd, &go, 1) != 1)
+		_exit(0);	/* the caller is gone: nothing was started */
+	fault_point("t-seize", pid);
+	if (pt(PTRACE_SEIZE, pid, 0,
+	       PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD) < 0) {
+		m = (struct msg){ MSG_ERR, 0, errno };
+		xwrite(wfd, &m, sizeof(m));
+		_exit(0);
+	}
+	fault_point("t-seized", pid);
+	m = (struct msg){ MSG_SEIZED, 0, 0 };
+	xwrite(wfd, &m, sizeof(m));
+
+	/* Keep only stderr (for the one line): the caller's files are the
+	 * program's; a pipe must not stay open because of us. */
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull >= 0) {
+		dup2(devnull, STDIN_FILENO);
+		dup2(devnull, STDOUT_FILENO);
+	}
+	syscall(SYS_close_range, 3U, ~0U, 0U);
+
+	/* Before the exec the caller is still cetctl: whatever happens to it
+	 * happens as if it were not traced (signals pass, stops stay stops). */
+	for (;;) {
+		ret = wait_tracee(pid, &status);
+		if (ret < 0 || WIFEXITED(status) || WIFSIGNALED(status))
+			_exit(0);	/* died or failed its exec: it said so itself */
+		if (!WIFSTOPPED(status))
+			continue;
+		if ((status >> 8) == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
+			break;
+		if ((status >> 16) == PTRACE_EVENT_STOP) {
+			if (is_stop_signal(WSTOPSIG(status)))
+				pt(PTRACE_LISTEN, pid, 0, 0);	/* a group-stop */
+			else
+				pt(PTRACE_CONT, pid, 0, 0);
+		} else if ((status >> 16) == 0) {
+			pt(PTRACE_CONT, pid, 0, (unsigned long)WSTOPSIG(status));
+		} else {
+			pt(PTRACE_CONT, pid, 0, 0);
+		}
+	}
+
+	if (after_exec(&t, o) < 0) {
+		/* Killed meanwhile (SIGKILL needs no stop; its /proc files go
+		 * first, then ptrace says ESRCH): its death is the whole story. */
+		if (res.stage != LAUNCH_DIED && t.pid > 0 && killed(&t))
+			_exit(0);
+		if (res.stage != LAUNCH_DIED) {
+			int code = report(&res, arg);
+
+			stop_program(&t, code);
+		}
+		_exit(0);
+	}
+	fault_point("verified", pid);
+	fault_log("verified", pid);
+
+	/* Hand back the signals that arrived during start-up: all but the
+	 * first are queued now, the first goes with the detach. */
+	for (i = 1; i < t.npending; i++)
+		kill(pid, t.pending[i]);
+	if (pt(PTRACE_DETACH, pid, 0, t.npending ? (unsigned long)t.pending[0] : 0) < 0) {
+		fail(&t, LAUNCH_TRACE, -errno, "PTRACE_DETACH");
+		if (killed(&t))
+			_exit(0);	/* killed meanwhile */
+		stop_program(&t, report(&res, arg));
+	}
+	_exit(0);
+}
+
+int launch_exec(const char *path, char *const argv[], char *const envp[],
+		const struct launch_opts *opts, launch_report_fn report, void *arg,
+		struct launch_result *res)
+{
+	struct tracee t = { .res = res };
+	struct sigaction dfl, oldchld;
+	pid_t self = getpid(), c, r;
+	int a[2], b[2], err, status;
+	struct msg m;
+	ssize_t n;
+
+	memset(res, 0, sizeof(*res));
+	if (pipe2(a, O_CLOEXEC) < 0)
+		return fail(&t, LAUNCH_SPAWN, -errno, "pipe2");
+	if (pipe2(b, O_CLOEXEC) < 0) {
+		err = -errno;
+		close(a[0]);
+		close(a[1]);
+		return fail(&t, LAUNCH_SPAWN, err, "pipe2");
+	}
+	/* The caller's SIGCHLD disposition is the program's (exec keeps
+	 * SIG_IGN); only our own wait for the middle child needs SIG_DFL. */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &dfl, &oldchld);
+	c = fork();
+	if (c == 0) {
+		pid_t tp;
+
+		close(a[0]);
+		close(b[1]);
+		/* Own process group: terminal signals and the caller's
+		 * process-group signals are the program's business, not the
+		 * tracer's. (Not a session: with scheduler autogroups a new
+		 * session is a new scheduling group, measured at +5 ms per
+		 * start-up on a loaded machine.) */
+		setpgid(0, 0);
+		tp = fork();
+		if (tp == 0)
+			tracer(self, a[1], b[0], opts, report, arg);
+		if (tp < 0) {
+			m = (struct msg){ MSG_ERR, 0, errno };
+			xwrite(a[1], &m, sizeof(m));
+		}
+		_exit(0);
+	}
+	err = c < 0 ? -errno : 0;
+	close(a[1]);
+	close(b[0]);
+	if (c > 0) {
+		do
+			r = waitpid(c, &status, 0);
+		while (r < 0 && errno == EINTR);
+	}
+	sigaction(SIGCHLD, &oldchld, NULL);
+	if (err) {
+		fail(&t, LAUNCH_SPAWN, err, "fork");
+		goto out;
+	}
+	fault_point("p-forked", self);
+
+	n = xread(a[0], &m, sizeof(m));
+	if (n != (ssize_t)sizeof(m) || m.kind != MSG_HELLO) {
+		if (n == (ssize_t)sizeof(m) && m.kind == MSG_ERR)
+			fail(&t, LAUNCH_SPAWN, -m.err, "fork");
+		else
+			fail(&t, LAUNCH_TRACER, -EPIPE, NULL);
+		goto out;
+	}
+	/* Yama (ptrace_scope 1) lets only ancestors trace: allow our tracer,
+	 * for the moment of the seize. Without Yama this fails: harmless. */
+	prctl(PR_SET_PTRACER, (unsigned long)m.pid, 0, 0, 0);
+	xwrite(b[1], "g", 1);
+	n = xread(a[0], &m, sizeof(m));
+	prctl(PR_SET_PTRACER, 0UL, 0, 0, 0);
+	if (n != (ssize_t)sizeof(m) || m.kind != MSG_SEIZED) {
+		if (n == (ssize_t)sizeof(m) && m.kind == MSG_ERR)
+			fail(&t, LAUNCH_TRACE, -m.err, "PTRACE_SEIZE");
+		else
+			fail(&t, LAUNCH_TRACER, -EPIPE, NULL);
+		goto out;
+	}
+	close(a[0]);
+	close(b[1]);
+	/* Traced, with kill-on-exit: from here the program runs only once the
+	 * tracer has verified it. */
+	fault_point("p-seized", self);
+	execve(path, argv, envp);
+	return fail(&t, LAUNCH_EXEC, -errno, NULL);
+out:
+	close(a[0]);
+	close(b[1]);
+	return -1;
+}
+
+const char *launch_stage_str(enum launch_stage stage)
+{
+	switch (stage) {
+	case LAUNCH_OK:			return "ok";
+	case LAUNCH_SPAWN:		return "starting the tracer";
+	case LAUNCH_EXEC:		return "executing the program";
+	case LAUNCH_DIED:		return "the program died during start-up";
+	case LAUNCH_TRACE:		return "tracing the start-up";
+	case LAUNCH_TRACER:		return "the tracer went away";
+	case LAUNCH_SECURE:		return "a privileged exec";
+	case LAUNCH_NOT64:		return "the program is not a 64-bit x86 program";
+	case LAUNCH_ENABLE_SHSTK:	return "enabling the shadow stack";
+	case LAUNCH_ENABLE_WRSS:	return "enabling WRSS";
+	case LAUNCH_LOCK:		return "locking the features";
+	case LAUNCH_VERIFY:		return "verifying the features";
+	}
+	return "?";
+}
