@@ -23,6 +23,9 @@ PKGS=(
   hyperfine libcap2-bin
   # issue 7: libFuzzer targets (tests/fuzz), scanelf for bench/elf.sh
   clang libclang-rt-14-dev pax-utils
+  # issue 11: outside fuzzers/stressors copied into the guest (tests/guest/trinity.bats,
+  # tests/guest/stress-ng.bats)
+  trinity stress-ng
   # emulators and boot media
   qemu-system-x86 bochs bochsbios vgabios isolinux syslinux-common xorriso
 )
