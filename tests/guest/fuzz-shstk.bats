@@ -28,6 +28,8 @@ setup_file() {
 	# the helper bounds itself; the timeout is for the helper hanging in the kernel
 	run timeout -k 5 $((secs + 3 * hang + 60)) "$HELPERS/shstk_fuzz" "$secs" "${SHSTK_FUZZ_OPS:-100000}"
 	printf '%s\n' "$output"
+	# the seed and the counts, also when the test passes (TAP comments)
+	grep -E '^seed=|info rounds=|^RESULT' <<<"$output" | sed 's/^/# /' >&3
 	[[ $status != 124 && $status != 137 ]] || fail "shstk_fuzz itself did not finish (timeout, status $status)"
 	[[ $status == 0 ]] || fail "shstk_fuzz exited with status $status"
 	grep -q '^seed=' <<<"$output" || fail "no seed printed"

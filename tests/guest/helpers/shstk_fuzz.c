@@ -112,6 +112,7 @@ static long *nops_p = &nops_local;	/* operations done; shared with the superviso
 static double deadline;		/* CLOCK_MONOTONIC seconds */
 static long ops_budget;
 static double hang_secs = 60;
+static int max_threads = 3;	/* extra threads per phase: 0..max_threads */
 
 static double now(void)
 {
@@ -350,19 +351,35 @@ static long pick_page(struct rng *r, const struct ent *e)
 	return -1;
 }
 
-/* A random page range inside e: [*first, *first + *n). Often the whole entry. */
+/*
+ * A random page range inside e, [*first, *first + *n), made only of pages believed
+ * mapped (the rest of the entry's span may hold anyone's mappings by now): often the
+ * whole run of mapped pages around a random one, sometimes a 2 MiB-shaped piece.
+ * *n is 0 when e has no mapped page.
+ */
 static void pick_range(struct rng *r, const struct ent *e, unsigned long *first, unsigned long *n)
 {
-	if (rn(r, 3) == 0 || e->npages == 1) {
-		*first = 0;
-		*n = e->npages;
+	long p = pick_page(r, e);
+	unsigned long lo, hi;
+
+	*first = 0;
+	*n = 0;
+	if (p < 0)
 		return;
-	}
-	*first = rn(r, e->npages);
-	*n = 1 + rn(r, e->npages - *first);
-	if (rn(r, 4) == 0 && e->npages >= 512) {	/* 2 MiB-shaped */
-		*first = 0;
+	lo = hi = p;
+	while (lo > 0 && pg(e, lo - 1))
+		lo--;
+	while (hi + 1 < e->npages && pg(e, hi + 1))
+		hi++;
+	if (rn(r, 3) == 0) {
+		*first = lo;
+		*n = hi - lo + 1;
+	} else if (rn(r, 4) == 0 && hi - lo + 1 >= 512) {
+		*first = lo;
 		*n = 512;
+	} else {
+		*first = lo + rn(r, hi - lo + 1);
+		*n = 1 + rn(r, hi - *first + 1);
 	}
 }
 
@@ -764,8 +781,12 @@ static void op_touch(struct rng *r)
 		for (int i = 0; i < n; i++) {
 			unsigned long *p = (unsigned long *)(a & ~(PAGE - 1)) + rn(r, PAGE / 8);
 
-			if (rn(r, 3))
-				wrss(p, rnext(r));
+			if (rn(r, 3)) {
+				unsigned long v = rnext(r);
+
+				note("wrss %p %#lx", (void *)p, v);
+				wrss(p, v);
+			}
 			else
 				(void)shstk_load(p);
 		}
@@ -792,6 +813,7 @@ static void op_kwrite(struct rng *r)
 		return;
 	}
 	a &= ~63UL;
+	note("kwrite at %#lx", a);
 	memcpy(before, (void *)a, 64);
 	for (int i = 0; i < 64; i++)
 		junk[i] = rnext(r) | 1;
@@ -1009,6 +1031,7 @@ static void op_prctl(struct rng *r)
 		if (ret || f != (F_SHSTK | F_WRSS))
 			bad("worker ARCH_SHSTK_STATUS: %s features %#lx (want SHSTK|WRSS)", errname(-ret), f);
 	}
+	note("prctl child");
 	pid = fork_child();
 	if (pid == 0)
 		prctl_child(r, ssaddr);
@@ -1125,6 +1148,7 @@ static void op_ptrace(struct rng *r)
 				if (type == NT_X86_SHSTK_REGSET && rn(r, 3))
 					iov.iov_len = 8;
 			}
+			note("SETREGSET %d type %#lx len %zu", (int)pid, type, iov.iov_len);
 			ptrace(PTRACE_SETREGSET, pid, type, &iov);
 			break;
 		}
@@ -1137,8 +1161,15 @@ static void op_ptrace(struct rng *r)
 			break;
 		}
 		case 5:	/* PEEK / POKE the tracee's shadow stack (FOLL_FORCE: allowed) */
-			if (ssp) {
-				unsigned long a = ssp + rn(r, 8) * 8;
+			unsigned long vs, ve;
+
+			/*
+			 * Only inside its shadow stack: above the top may lie anything,
+			 * e.g. a MAP_SHARED page of ours, which POKE rightly writes.
+			 */
+			if (ssp && addr_in_ss_vma(ssp, &vs, &ve) == 1 && ve > ssp) {
+				unsigned long room = (ve - ssp) / 8;
+				unsigned long a = ssp + rn(r, room < 8 ? room : 8) * 8;
 				long v = ptrace(PTRACE_PEEKDATA, pid, a, 0);
 
 				if (rn(r, 2))
@@ -1248,6 +1279,7 @@ static void op_sigreturn(struct rng *r)
 	plock();
 	ssaddr = pick_safe_addr(r);
 	punlock();
+	note("sigreturn child");
 	pid = fork_child();
 	if (pid == 0)
 		sigreturn_child(r, ssaddr);
@@ -1428,11 +1460,38 @@ typedef void (*op_fn)(struct rng *);
 static const struct {
 	op_fn fn;
 	int weight;
+	const char *name;
 } ops[] = {
-	{ op_map, 14 }, { op_unmap, 5 }, { op_mprotect, 5 }, { op_madvise, 10 }, { op_mremap, 5 },
-	{ op_mlock, 3 }, { op_uffd, 3 }, { op_touch, 12 }, { op_kwrite, 6 }, { op_store_check, 4 },
-	{ op_prctl, 4 }, { op_ptrace, 5 }, { op_sigreturn, 5 }, { op_thread, 3 }, { op_fork, 3 },
+#define OP(f, w) { f, w, #f }
+	OP(op_map, 14), OP(op_unmap, 5), OP(op_mprotect, 5), OP(op_madvise, 10), OP(op_mremap, 5),
+	OP(op_mlock, 3), OP(op_uffd, 3), OP(op_touch, 12), OP(op_kwrite, 6), OP(op_store_check, 4),
+	OP(op_prctl, 4), OP(op_ptrace, 5), OP(op_sigreturn, 5), OP(op_thread, 3), OP(op_fork, 3),
+#undef OP
 };
+
+/*
+ * A shared page with a known pattern that no operation may write: the worker and all
+ * its children have it. Checked after every operation of the worker; a change means a
+ * write went where none should (a kernel write to the wrong page, or a wild child).
+ */
+static unsigned long *sentinel;
+#define SENTINEL_WORD 0x5a5aa5a5c3c33c3cUL
+
+static void sentinel_check(const char *after)
+{
+	for (unsigned i = 0; sentinel && i < PAGE / 8; i++)
+		if (sentinel[i] != SENTINEL_WORD) {
+			bad("sentinel page %p word %u is %#lx after %s: a write landed where none may",
+			    (void *)sentinel, i, sentinel[i], after);
+			for (unsigned k = 0; k < TRAIL; k++) {
+				unsigned j = (trail_n + k) % TRAIL;
+
+				if (trail[j][0])
+					say("  info trail: %s", trail[j]);
+			}
+			sentinel[i] = SENTINEL_WORD;
+		}
+}
 
 static bool out_of_budget(void)
 {
@@ -1453,6 +1512,7 @@ static void run_ops(struct rng *r, int n)
 		while (w >= ops[i].weight)
 			w -= ops[i++].weight;
 		ops[i].fn(r);
+		sentinel_check(ops[i].name);
 	}
 }
 
@@ -1475,7 +1535,7 @@ __attribute__((noreturn)) static void worker_body(uint64_t seed, int phases, int
 	struct rng r = { seed };
 
 	for (int ph = 0; ph < phases && !out_of_budget(); ph++) {
-		int nt = rn(&r, 4);
+		int nt = rn(&r, max_threads + 1);
 		pthread_t t[3];
 		struct targ a[3];
 		int started = 0;
@@ -1510,6 +1570,7 @@ __attribute__((noreturn)) static void worker(uint64_t seed, int phases, int per_
 	long ret = arch_prctl_raw(ARCH_SHSTK_ENABLE, F_SHSTK);
 
 	catch_worker_faults();
+	madvise(nops_p, PAGE, MADV_DONTFORK);	/* the op counter: the worker's alone */
 	if (ret) {
 		say("  FAIL worker: ARCH_SHSTK_ENABLE(SHSTK): %s", errname(-ret));
 		_exit(2);
@@ -1584,11 +1645,15 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	nops_p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (nops_p == MAP_FAILED) {
+	sentinel = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (nops_p == MAP_FAILED || sentinel == MAP_FAILED) {
 		perror("mmap");
 		return 2;
 	}
+	for (unsigned i = 0; i < PAGE / 8; i++)
+		sentinel[i] = SENTINEL_WORD;
 	hang_secs = env_u64("SHSTK_FUZZ_HANG", 60);
+	max_threads = env_u64("SHSTK_FUZZ_THREADS", 3) > 3 ? 3 : env_u64("SHSTK_FUZZ_THREADS", 3);
 	if (argc > 1)
 		secs = strtod(argv[1], NULL);
 	if (argc > 2)
@@ -1664,6 +1729,7 @@ done:
 		if (*scan_orig)
 			write_file(thp_scan, scan_orig);
 	}
+	sentinel_check("the last round");
 	say("  info rounds=%d ops=%ld secs=%.1f worker-deaths=%d", rounds, total_ops,
 	    now() - t0, worker_sig);
 	if (nfails) {
