@@ -4,7 +4,7 @@
 # lists the operations and what fails a run).
 #
 # Bounds (environment, guest seconds):
-#   SHSTK_FUZZ_SECS  time budget (default 120)      SHSTK_FUZZ_OPS  operation budget (100000)
+#   SHSTK_FUZZ_SECS  time budget (default 90)      SHSTK_FUZZ_OPS  operation budget (100000)
 #   SHSTK_FUZZ_HANG  a child not done after this is hung (60)
 #   SHSTK_FUZZ_SEED  the seed (default: from the clock; the helper prints it).
 # In the guest, pass them on the kernel command line (a word KEY=VALUE without a dot
@@ -24,7 +24,7 @@ setup_file() {
 
 @test "fuzz: shadow-stack interfaces with random arguments, bounded in time (seed printed)" {
 	require_shstk
-	local secs=${SHSTK_FUZZ_SECS:-120} hang=${SHSTK_FUZZ_HANG:-60}
+	local secs=${SHSTK_FUZZ_SECS:-90} hang=${SHSTK_FUZZ_HANG:-60}
 	# the helper bounds itself; the timeout is for the helper hanging in the kernel
 	run timeout -k 5 $((secs + 3 * hang + 60)) "$HELPERS/shstk_fuzz" "$secs" "${SHSTK_FUZZ_OPS:-100000}"
 	printf '%s\n' "$output"

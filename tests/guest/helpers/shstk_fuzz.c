@@ -1357,8 +1357,10 @@ static void op_fork(struct rng *r)
 		if (rn(r, 2)) {
 			struct ent *e = pick_ent(r);
 
-			if (e)
-				munmap((void *)e->base, e->npages * PAGE);
+			/* only its own pages: the span may hold other mappings by now */
+			for (unsigned long k = 0; e && k < e->npages; k++)
+				if (pg(e, k))
+					munmap((void *)(e->base + k * PAGE), PAGE);
 		}
 		recurse(5);
 		_exit(0);
@@ -1556,7 +1558,9 @@ __attribute__((noreturn)) static void worker_body(uint64_t seed, int phases, int
 	/* tear down: everything unmapped, only the own shadow stack left */
 	for (int i = 0; i < MAXENT; i++)
 		if (pool[i].used) {
-			munmap((void *)pool[i].base, pool[i].npages * PAGE);
+			for (unsigned long k = 0; k < pool[i].npages; k++)
+				if (pg(&pool[i], k))
+					munmap((void *)(pool[i].base + k * PAGE), PAGE);
 			pool[i].used = false;
 		}
 	if (count_ss_vmas(0) != 1)
