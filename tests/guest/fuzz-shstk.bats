@@ -11,6 +11,9 @@
 # becomes /init's environment), e.g. to reproduce a failure:
 #   bash vm/run-bochs.sh KERNEL INITRD --suites fuzz-shstk --append "SHSTK_FUZZ_SEED=N"
 #
+# Measured in Bochs (series key f3a85a35, issue 11's fixes): 90 s gave 28 worker rounds,
+# 10459 operations, the suite ~100 guest s (~3.5 min wall); kernel log clean.
+#
 # The children the fuzzer sacrifices die of #CP ("control protection"), SIGSEGV
 # ("segfault", e.g. a bad rt_sigreturn frame: "bad frame") or traps on random registers
 # ("traps: NAME[PID] ..."): those kernel lines are declared. WARN, BUG, Oops, hung tasks and RCU

@@ -10,7 +10,7 @@
 #
 # Bounds (environment; in the guest, pass them on the kernel command line: a word
 # KEY=VALUE without a dot becomes /init's environment):
-#   TRINITY_SECS      seconds (default 150)
+#   TRINITY_SECS      seconds (default 120)
 #   TRINITY_CHILDREN  trinity -C (default 4)
 #   TRINITY_SEED      trinity -s (default: trinity picks one and prints it)
 #
@@ -39,7 +39,7 @@ teardown() {
 	[[ ${CETCTL_TIER:-} == qemu || -n ${TRINITY_ANY_TIER:-} ]] ||
 		skip "trinity runs in the QEMU tier (tier ${CETCTL_TIER:-unknown}: Bochs is ~50x slower; there shstk_fuzz fuzzes the shadow-stack paths)"
 	command -v trinity >/dev/null || fail "trinity is not in the guest image (vm/mkinitramfs.sh)"
-	local secs=${TRINITY_SECS:-150} kids=${TRINITY_CHILDREN:-4} dir t0 t1
+	local secs=${TRINITY_SECS:-120} kids=${TRINITY_CHILDREN:-4} dir t0 t1
 	expect_kernel_log 'segfault at|traps: [^ []+\[[0-9]+\] '
 	dir=$(mktemp -d /tmp/trinity.XXXXXX)
 	chmod 0777 "$dir"
