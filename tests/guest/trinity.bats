@@ -42,6 +42,8 @@ teardown() {
 	local secs=${TRINITY_SECS:-120} kids=${TRINITY_CHILDREN:-4} dir t0 t1
 	expect_kernel_log 'segfault at|traps: [^ []+\[[0-9]+\] '
 	dir=$(mktemp -d /tmp/trinity.XXXXXX)
+	# trinity unlinks and renames in its working directory: its output lives elsewhere
+	local out=$BATS_TEST_TMPDIR/trinity.out
 	chmod 0777 "$dir"
 	local args=(-q -l off -C "$kids" -N 100000000
 		-x reboot -x kexec_load -x kexec_file_load -x init_module -x finit_module
@@ -56,7 +58,7 @@ teardown() {
 		for fd in /proc/self/fd/*; do fd=${fd##*/}; ((fd > 2)) && eval "exec $fd>&-"; done
 		echo 1000 >/proc/self/oom_score_adj
 		exec prlimit --nproc=512 setpriv --reuid=65534 --regid=65534 --clear-groups \
-			--inh-caps=-all --bounding-set=-all -- trinity "${args[@]}" >"$dir/out" 2>&1 </dev/null
+			--inh-caps=-all --bounding-set=-all -- trinity "${args[@]}" >"$out" 2>&1 </dev/null
 	) &
 	local tp=$! alive=1 now
 	bg=("$tp")
@@ -76,13 +78,13 @@ teardown() {
 	sleep 1
 	local left
 	left=$(pgrep -u 65534 | wc -l)
-	tail -n 40 "$dir/out"
+	tail -n 40 "$out" || true
 	local took
 	took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", b - a }')
 	echo "trinity: ran $took s (bound ${secs} s), still running at the bound: $alive, exit $status, nobody's processes left: $left"
-	{ tail -n 4 "$dir/out"; echo "trinity: ran $took s (bound ${secs} s), running at the bound: $alive"; } |
+	{ tail -n 4 "$out"; echo "trinity: ran $took s (bound ${secs} s), running at the bound: $alive"; } |
 		sed 's/^/# /' >&3
-	grep -qi 'tainted' "$dir/out" && { fail "trinity reports that the kernel became tainted"; return 1; }
+	grep -qi 'tainted' "$out" && { fail "trinity reports that the kernel became tainted"; return 1; }
 	rm -rf "$dir" 2>/dev/null || true
 	((alive)) || { fail "trinity ended by itself after $took s, before the ${secs} s bound (exit $status)"; return 1; }
 	((left == 0)) || fail "$left processes of nobody's survived kill -1"
