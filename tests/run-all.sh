@@ -189,17 +189,21 @@ run_guest() {
 	add_counts "$tier" "$p" "$f" "$s"
 }
 
-# The kernel's own selftests on unpatched 6.1 and on ours: two QEMU boots of one
-# image (vm/kselftests.sh, mkinitramfs --kselftest), compared by vm/kselftest-compare.py.
+# The kernel's own selftests on unpatched 6.1 and on ours, compared by
+# vm/kselftest-compare.py. The unpatched side is tests/guest/kselftest-baseline-6.1.txt
+# when that was recorded for the same inputs (its key: config fragment, package
+# version, selftest build and runner); otherwise, or with CETCTL_KSELFTEST_LIVE=1,
+# unpatched 6.1 is built (vm/build-kernel.sh --base) and booted here, and
+# CETCTL_KSELFTEST_RECORD=1 writes its result as the new baseline.
+kselftest_key() {
+	{ cat vm/kernel.config vm/guest-kselftest.sh vm/kselftests.sh
+	  dpkg-query -W -f='${Version}' linux-source-6.1; } | sha256sum | cut -c1-16
+}
+
 run_kselftest() {
-	local base ksft kinitrd out p f s rc tmo=${CETCTL_KSELFTEST_TIMEOUT:-2400}
+	local base ksft kinitrd out p f s rc key tmo=${CETCTL_KSELFTEST_TIMEOUT:-2400}
 	local blog=$artifacts/kselftest-base-console.log olog=$artifacts/kselftest-ours-console.log
-	log "kselftest tier: building unpatched linux-source-6.1 (same config)"
-	if ! out=$(bash vm/build-kernel.sh --base); then
-		broken+=("kselftest: baseline kernel build failed")
-		return
-	fi
-	base=$(printf '%s\n' "$out" | tail -n1)
+	local recorded=tests/guest/kselftest-baseline-6.1.txt
 	if ! ksft=$(bash vm/kselftests.sh "$build" | tail -n1) ||
 	   ! kinitrd=$(bash vm/mkinitramfs.sh --kselftest "$ksft" "$build" | tail -n1); then
 		broken+=("kselftest: building the selftests or their image failed")
@@ -207,9 +211,28 @@ run_kselftest() {
 	fi
 	local -a common=(--suites kselftest --append "cetctl.kselftest=1 numa=fake=2"
 		--timeout "$tmo" --append "cetctl.timeout=$tmo")
-	log "kselftest tier: unpatched 6.1"
-	bash vm/run-qemu.sh "$base" "$kinitrd" --log "$blog" --tier kselftest-base --no-parse "${common[@]}" \
-		>"$artifacts/kselftest-base.out" 2>&1 || broken+=("kselftest: the unpatched 6.1 boot did not finish (see $blog)")
+	key=$(kselftest_key)
+	if [ "${CETCTL_KSELFTEST_LIVE:-0}" != 1 ] && [ -f "$recorded" ] &&
+	   [ "$(sed -n 's/^# key: //p' "$recorded")" = "$key" ]; then
+		log "kselftest tier: unpatched 6.1 from $recorded (key $key)"
+		cp "$recorded" "$blog"
+	else
+		log "kselftest tier: building unpatched linux-source-6.1 (same config; no baseline recorded for key $key)"
+		if ! out=$(bash vm/build-kernel.sh --base); then
+			broken+=("kselftest: baseline kernel build failed")
+			return
+		fi
+		base=$(printf '%s\n' "$out" | tail -n1)
+		log "kselftest tier: unpatched 6.1"
+		bash vm/run-qemu.sh "$base" "$kinitrd" --log "$blog" --tier kselftest-base --no-parse "${common[@]}" \
+			>"$artifacts/kselftest-base.out" 2>&1 || broken+=("kselftest: the unpatched 6.1 boot did not finish (see $blog)")
+		if [ "${CETCTL_KSELFTEST_RECORD:-0}" = 1 ]; then
+			{ echo "# key: $key"
+			  echo "# unpatched linux-source-6.1 $(dpkg-query -W -f='${Version}' linux-source-6.1), vm/kernel.config, recorded by tests/run-all.sh kselftest with CETCTL_KSELFTEST_RECORD=1 on $(date -u +%F)"
+			  grep -a -E '(^|# )KSFT' "$blog" | sed 's/^# //'; } >"$recorded"
+			log "kselftest tier: recorded $recorded"
+		fi
+	fi
 	log "kselftest tier: our kernel"
 	# the usual verdict on our boot: an unexpected WARN/BUG/oops fails it
 	bash vm/run-qemu.sh "$kernel" "$kinitrd" --log "$olog" --tier kselftest "${common[@]}" \

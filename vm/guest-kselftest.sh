@@ -9,10 +9,15 @@
 # failing test follows as "KSFT-LOG ..." lines (at most 30). The vm list and its
 # arguments are those of the tree's run_vmtests.sh, each under its own timeout, plus
 # the programs it does not call (split_huge_page_test, migration, khugepaged).
-# Env: KSFT_TIMEOUT (s per test, default 180), KSFT_ONLY (ERE on <suite>/<name>).
+# Env: KSFT_TIMEOUT (s per test, default 120), KSFT_ONLY (ERE on <suite>/<name>),
+#      KSFT_EXCLUDE (ERE; default: the two x86 tests whose far returns QEMU's TCG
+#      turns into a kernel-mode #PF report, an "Oops" on 6.1 with or without the
+#      series: sysret_ss_attrs_64, test_syscall_vdso_32; and vm/khugepaged, which
+#      never finishes within the timeout under TCG). Excluded tests print SKIP.
+EXCLUDE=${KSFT_EXCLUDE-^(x86/sysret_ss_attrs_64|x86/test_syscall_vdso_32|vm/khugepaged)$}
 set -u
 D=${KSFT_DIR:-/opt/kselftest}
-TMO=${KSFT_TIMEOUT:-180}
+TMO=${KSFT_TIMEOUT:-120}
 ONLY=${KSFT_ONLY:-}
 log=$(mktemp)
 
@@ -20,18 +25,34 @@ run() { # name cmd...
 	local name=$1 rc t0 res
 	shift
 	[[ -n $ONLY && ! $name =~ $ONLY ]] && return 0
+	if [[ -n $EXCLUDE && $name =~ $EXCLUDE ]]; then
+		echo "KSFT $name SKIP rc=4 secs=0 excluded (KSFT_EXCLUDE)"
+		return 0
+	fi
 	t0=$SECONDS
 	timeout -k 5 "$TMO" "$@" >"$log" 2>&1 </dev/null
 	rc=$?
+	# one retry for a plain failure: some tests read global counters (KSM's
+	# pages_shared) that earlier tests' leftovers can still move; a pass on the
+	# retry is reported as such ("retried")
+	local first=
+	if ((rc != 0 && rc != 4 && rc != 124 && SECONDS - t0 < TMO)); then
+		first=" retried (first run rc=$rc)"
+		timeout -k 5 "$TMO" "$@" >"$log" 2>&1 </dev/null
+		rc=$?
+	fi
 	case $rc in
 	0) res=PASS ;;
 	4) res=SKIP ;;
-	124|137) res=TIMEOUT ;;
+	124) res=TIMEOUT ;;
 	*) res=FAIL ;;
 	esac
-	echo "KSFT $name $res rc=$rc secs=$((SECONDS - t0))"
+	# killed by timeout -k (SIGKILL after the grace period)
+	((rc == 137 && SECONDS - t0 >= TMO)) && res=TIMEOUT
+	echo "KSFT $name $res rc=$rc secs=$((SECONDS - t0))$first"
 	if [[ $res == FAIL || $res == TIMEOUT ]]; then
-		tail -n 30 "$log" | sed 's/^/KSFT-LOG /'
+		# progress lines end in CR, the last one maybe in nothing
+		{ tail -n 30 "$log" | tr '\r' '\n' | tail -n 30; echo; } | grep -v '^$' | sed 's/^/KSFT-LOG /'
 	fi
 }
 
@@ -53,8 +74,12 @@ if [[ -d $D/vm ]]; then
 	echo 3 > /proc/sys/vm/drop_caches
 	echo "$need" > /proc/sys/vm/nr_hugepages
 	echo "KSFT-INFO hugepages $(cat /proc/sys/vm/nr_hugepages) of $need wanted"
-	mnt=$(mktemp -d)
+	# run_vmtests.sh's layout: hugetlbfs on ./huge (hugepage-mmap uses that
+	# path), debugfs for gup_test and split_huge_page_test
+	mnt=./huge
+	mkdir -p "$mnt"
 	mount -t hugetlbfs none "$mnt"
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 
 	run vm/hugepage-mmap ./hugepage-mmap
 	shmmax=$(cat /proc/sys/kernel/shmmax) shmall=$(cat /proc/sys/kernel/shmall)

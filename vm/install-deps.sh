@@ -28,6 +28,9 @@ PKGS=(
   # issue 14: the real textfile collector in the host tests (tests/host/node-exporter.bats);
   # the Debian package (dpkg-buildpackage, debian/) and its checks
   prometheus-node-exporter curl debhelper lintian
+  # issue 11: outside fuzzers/stressors copied into the guest (tests/guest/trinity.bats,
+  # tests/guest/stress-ng.bats)
+  trinity stress-ng
   # emulators and boot media
   qemu-system-x86 bochs bochsbios vgabios isolinux syslinux-common xorriso
 )

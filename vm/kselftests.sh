@@ -2,8 +2,8 @@
 # vm/kselftests.sh [BUILD_DIR] — build the 6.1 tree's own x86 and vm selftests.
 #
 # Sources: tools/testing/selftests/{x86,vm} of the pristine linux-source-6.1 tree
-# (the baseline tree of vm/build-kernel.sh --base, which must have been built first,
-# so its uapi headers match). Built static (the guest has few libraries), with the
+# (the baseline tree of vm/build-kernel.sh --base, or a checkout of its tag base;
+# the uapi headers are that tree's). Built static (the guest has few libraries), with the
 # selftests' own Makefiles, into
 #
 #   BUILD_DIR/tests/kselftest/x86/*_32 *_64
@@ -23,9 +23,23 @@ case "${1:-}" in -h|--help) sed -n '2,16p' "$0"; exit 0 ;; esac
 BUILD=$(realpath -m "${1:-$REPO/build}")
 CACHE=${CETCTL_CACHE:-/root/.cache/cetctl}
 pkgver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) || die "linux-source-6.1 not installed"
+# the pristine sources: the baseline build's tree, or else a checkout of tag
+# base of the series tree (vm/build-kernel.sh made both; no kernel build needed)
 tree=$CACHE/ktree/$pkgver-base/linux
-[[ -f $tree/Makefile && -d $tree/tools/testing/selftests/vm ]] ||
-  die "no baseline tree at $tree (run vm/build-kernel.sh --base first)"
+if [[ ! -f $tree/Makefile ]]; then
+  series_tree=$CACHE/ktree/$pkgver/linux
+  tree=$CACHE/ktree/$pkgver-selftests/linux
+  if [[ ! -f $tree/Makefile ]]; then
+    git -C "$series_tree" rev-parse -q --verify refs/tags/base >/dev/null ||
+      die "no kernel tree in $CACHE/ktree (run vm/build-kernel.sh first)"
+    say "checking out the pristine tree (tag base of $series_tree) into $tree"
+    rm -rf "$(dirname "$tree")"; mkdir -p "$(dirname "$tree")"
+    git -C "$series_tree" worktree prune
+    git -C "$series_tree" worktree add -f --detach "$tree" base >/dev/null 2>&1 ||
+      die "git worktree add failed"
+  fi
+fi
+[[ -d $tree/tools/testing/selftests/vm ]] || die "no selftests in $tree"
 out=$BUILD/tests/kselftest
 stamp=$out/.built
 want=$(sha256sum "$0" | cut -c1-16)-$(git -C "$tree" rev-parse HEAD)

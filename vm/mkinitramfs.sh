@@ -6,7 +6,8 @@
 #
 # The LAST line of stdout is the absolute path of the initramfs. Progress → stderr.
 # Contents: host Debian binaries (bash, bats, coreutils, grep, sed, gawk, findutils,
-# util-linux bits, procps, dash, perl-base, busybox-static as fallback applets) with
+# util-linux bits, procps, dash, perl-base, busybox-static as fallback applets, trinity and
+# stress-ng for the adversarial suites) with
 # their shared libraries and loader (found with ldd), vm/guest-init as /init, and
 #   /usr/bin/cetctl                         (if built)
 #   /usr/lib/cetctl/libcetctl-preload.so    (if built)
@@ -88,7 +89,7 @@ while read -r f; do
 done < <(dpkg -L coreutils findutils grep sed procps 2>/dev/null | sort -u)
 for b in gawk mawk awk perl mount umount dmesg setsid flock taskset nsenter unshare \
          findmnt lsblk getopt kill mountpoint prlimit script timeout gzip cpio env xargs \
-         strace readelf setpriv; do
+         strace readelf setpriv trinity stress-ng; do
   [[ -f $ST/usr/bin/$b && ! -L $ST/usr/bin/$b ]] && continue   # already copied
   rm -f "$ST/usr/bin/$b"; put_bin "$b"
   [[ -e $ST/usr/bin/$b ]] || { [[ -n $(/bin/busybox --list | grep -x "$b") ]] && ln -sf busybox "$ST/usr/bin/$b"; } || true

@@ -1,0 +1,91 @@
+#!/usr/bin/env bats
+# Adversarial (issue 11): trinity (Debian's package, 2023.01) throws random system calls
+# at the kernel under test for a bounded time, QEMU tier (no CET in the CPU: it judges
+# the whole series' code paths that do not need the hardware, and the 6.1 code around
+# them). It runs as nobody (setpriv, no capabilities), so it can neither reboot, load
+# modules, kexec nor signal anything of root's, and reboot/kexec/module/swap/acct calls are
+# excluded besides. The test passes if trinity was still running at the bound (then it
+# and every process of nobody's are killed); the run's kernel-log check
+# (vm/parse-results.py) then fails it on any WARN/BUG/Oops/panic/lockup line.
+#
+# Bounds (environment; in the guest, pass them on the kernel command line: a word
+# KEY=VALUE without a dot becomes /init's environment):
+#   TRINITY_SECS      seconds (default 120)
+#   TRINITY_CHILDREN  trinity -C (default 4)
+#   TRINITY_SEED      trinity -s (default: trinity picks one and prints it)
+#
+# Soak, outside CI (the same test, longer; the per-suite timeout must cover it):
+#   cmake -S . -B build && cmake --build build -j2
+#   initrd=$(bash vm/mkinitramfs.sh build | tail -1)
+#   kernel=$(bash vm/build-kernel.sh | tail -1)          # our series, QEMU variant
+#   bash vm/run-qemu.sh "$kernel" "$initrd" --suites trinity --timeout 2400 \
+#        --append "TRINITY_SECS=1800 cetctl.timeout=2200" --log /tmp/trinity-soak.log
+# The verdict line of run-qemu.sh (from the kernel log check) is the result.
+#
+# Declared kernel noise: trinity's children that die of an unhandled fault print
+# "segfault at" / "traps: NAME[PID] ..." lines, and a few of its calls make the kernel
+# complain about deprecated or misused interfaces in words that the log check does not
+# count anyway. Never declared: WARN, BUG, Oops, general protection faults of the kernel
+# itself (those have no "traps: NAME[PID]" prefix), lockups, hung tasks.
+
+load lib/common
+
+teardown() {
+	stop_bg
+}
+
+@test "trinity: random system calls as nobody for a bounded time, kernel log clean" {
+	in_guest || skip "trinity fuzzes the running kernel: only in the guest tiers"
+	[[ ${CETCTL_TIER:-} == qemu || -n ${TRINITY_ANY_TIER:-} ]] ||
+		skip "trinity runs in the QEMU tier (tier ${CETCTL_TIER:-unknown}: Bochs is ~50x slower; there shstk_fuzz fuzzes the shadow-stack paths)"
+	command -v trinity >/dev/null || fail "trinity is not in the guest image (vm/mkinitramfs.sh)"
+	local secs=${TRINITY_SECS:-120} kids=${TRINITY_CHILDREN:-4} dir t0 t1
+	expect_kernel_log 'segfault at|traps: [^ []+\[[0-9]+\] '
+	dir=$(mktemp -d /tmp/trinity.XXXXXX)
+	# trinity unlinks and renames in its working directory: its output lives elsewhere
+	local out=$BATS_TEST_TMPDIR/trinity.out
+	chmod 0777 "$dir"
+	local args=(-q -l off -C "$kids" -N 100000000
+		-x reboot -x kexec_load -x kexec_file_load -x init_module -x finit_module
+		-x delete_module -x swapon -x swapoff -x acct)
+	[[ -n ${TRINITY_SEED:-} ]] && args+=(-s "$TRINITY_SEED")
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	# Output to a file, not a pipe: trinity's children call setsid()/setpgid() at random,
+	# leave any process group, and would hold a pipe open forever. At the end every
+	# process of nobody's is killed (kill -1 as nobody), wherever it went.
+	(
+		cd "$dir" || exit 99
+		for fd in /proc/self/fd/*; do fd=${fd##*/}; ((fd > 2)) && eval "exec $fd>&-"; done
+		echo 1000 >/proc/self/oom_score_adj
+		exec prlimit --nproc=512 setpriv --reuid=65534 --regid=65534 --clear-groups \
+			--inh-caps=-all --bounding-set=-all -- trinity "${args[@]}" >"$out" 2>&1 </dev/null
+	) &
+	local tp=$! alive=1 now
+	bg=("$tp")
+	while :; do
+		sleep 2
+		now=$(cut -d' ' -f1 /proc/uptime)
+		kill -0 "$tp" 2>/dev/null || { alive=0; break; }
+		awk -v a="$t0" -v b="$now" -v s="$secs" 'BEGIN { exit !(b - a >= s) }' && break
+	done
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	kill -INT "$tp" 2>/dev/null || true
+	sleep 3
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- kill -KILL -1 2>/dev/null || true
+	status=0
+	wait "$tp" || status=$?
+	bg=()
+	sleep 1
+	local left
+	left=$(pgrep -u 65534 | wc -l)
+	tail -n 40 "$out" || true
+	local took
+	took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", b - a }')
+	echo "trinity: ran $took s (bound ${secs} s), still running at the bound: $alive, exit $status, nobody's processes left: $left"
+	{ tail -n 4 "$out"; echo "trinity: ran $took s (bound ${secs} s), running at the bound: $alive"; } |
+		sed 's/^/# /' >&3
+	grep -qi 'tainted' "$out" && { fail "trinity reports that the kernel became tainted"; return 1; }
+	rm -rf "$dir" 2>/dev/null || true
+	((alive)) || { fail "trinity ended by itself after $took s, before the ${secs} s bound (exit $status)"; return 1; }
+	((left == 0)) || fail "$left processes of nobody's survived kill -1"
+}
