@@ -409,18 +409,23 @@ EOT
 	# a malformed note never fails exec on the series (patch 34), only PT_INTERP itself can
 	jq -e '[.files[].kernel] == ["allows", "allows", "ENOENT", "EIO", "ENOEXEC"]' <<<"$output"
 	# a longer file that is not ELF: ELIBBAD
-	head -c 100 /dev/zero >"$TMP/zeros"
-	chmod +x "$TMP/zeros"
-	python3 - "$F/made/note-interp-notelf" "$TMP/prog" "$TMP/zeros" <<'PY'
+	# a short path: it replaces the interpreter path inside the program
+	local zeros
+	zeros=$(mktemp /tmp/cz.XXXXXX)
+	head -c 100 /dev/zero >"$zeros"
+	chmod +x "$zeros"
+	python3 - "$F/made/note-interp-notelf" "$TMP/prog" "$zeros" <<'PY'
 import sys
 data = open(sys.argv[1], 'rb').read()
-old = data[data.index(b'/', 64):].split(b'\0')[0]
+end = data.index(b'/interp-notelf\0') + len(b'/interp-notelf')
+old = data[data.rindex(b'\0', 0, end) + 1:end]
 new = sys.argv[3].encode()
 assert len(new) <= len(old), (new, old)
 data = data.replace(old + b'\0', new + b'\0' * (len(old) - len(new) + 1), 1)
 open(sys.argv[2], 'wb').write(data)
 PY
 	run "$CETCTL" elf -J --kernel-policy=block -o KERNEL "$TMP/prog"
+	rm -f "$zeros"
 	jq -e '.files[0].kernel == "ELIBBAD"' <<<"$output"
 }
 
