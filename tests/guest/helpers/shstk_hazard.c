@@ -466,10 +466,12 @@ __attribute__((noreturn)) static void case_placement(void)
 
 #define HPAGE (2UL << 20)
 
-static long anon_huge_kb(unsigned long addr)
+/* A "Field: N kB" line of the smaps entry of the VMA holding @addr; -1 if none. */
+static long smaps_kb(unsigned long addr, const char *field)
 {
 	FILE *f = fopen("/proc/self/smaps", "r");
 	char line[512];
+	size_t fl = strlen(field);
 	bool in = false;
 	long kb = -1;
 
@@ -482,7 +484,8 @@ static long anon_huge_kb(unsigned long addr)
 			in = addr >= s && addr < e;
 			continue;
 		}
-		if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+		if (in && !strncmp(line, field, fl) && line[fl] == ':' &&
+		    sscanf(line + fl + 1, "%ld kB", &kb) == 1)
 			break;
 	}
 	fclose(f);
@@ -523,7 +526,7 @@ __attribute__((noreturn)) static void case_thp_mprotect(void)
 	huge = (ss + HPAGE - 1) & ~(HPAGE - 1);
 	/* A shadow-stack write fault on a 2 MiB aligned, fully covered range: a THP */
 	wrss((unsigned long *)huge, 0x1111);
-	kb = anon_huge_kb(huge);
+	kb = smaps_kb(huge, "AnonHugePages");
 	info("shadow stack %#lx-%#lx, huge range %#lx, AnonHugePages %ld kB", ss, ss + 2 * HPAGE, huge, kb);
 	if (kb < 2048)
 		skip("no huge page was made for the shadow stack (AnonHugePages %ld kB)", kb);
@@ -541,29 +544,6 @@ __attribute__((noreturn)) static void case_thp_mprotect(void)
 }
 
 /* ---------------------------------------------------------------- mlock */
-
-static long vma_rss_kb(unsigned long addr)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[512];
-	bool in = false;
-	long kb = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long s, e;
-
-		if (sscanf(line, "%lx-%lx ", &s, &e) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-			in = addr >= s && addr < e;
-			continue;
-		}
-		if (in && sscanf(line, "Rss: %ld kB", &kb) == 1)
-			break;
-	}
-	fclose(f);
-	return kb;
-}
 
 #define MLOCK_SS_SIZE (64UL << 20)
 
@@ -584,12 +564,12 @@ __attribute__((noreturn)) static void case_mlock(void)
 	check(r == -1 && errno == ENOMEM, "mlock of a shadow stack -> %s (ENOMEM expected, as mainline)",
 	      r ? errname(errno) : "0");
 	munlock((void *)ss, MLOCK_SS_SIZE);
-	kb = vma_rss_kb(ss);
+	kb = smaps_kb(ss, "Rss");
 	check(kb >= 0 && kb < 1024, "the shadow stack was not faulted in (Rss %ld kB of 65536)", kb);
 	/* mlockall() skips what it cannot populate, and must not fault it in either */
 	r = mlockall(MCL_CURRENT);
 	check(r == 0, "mlockall(MCL_CURRENT) -> %s", r ? errname(errno) : "0");
-	kb = vma_rss_kb(ss);
+	kb = smaps_kb(ss, "Rss");
 	check(kb >= 0 && kb < 1024, "after mlockall the shadow stack is still not faulted in (Rss %ld kB)", kb);
 	munlockall();
 	munmap((void *)ss, MLOCK_SS_SIZE);
