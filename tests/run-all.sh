@@ -266,7 +266,11 @@ for t in "${tiers[@]}"; do
 		if prepare_guest; then
 			log "Building the Bochs variant of the kernel (vm/bochs workaround)"
 			if kb=$(bash vm/build-kernel.sh --bochs | tail -n1); then
-				run_guest bochs vm/run-bochs.sh "$kb"
+				if [ "${CETCTL_FUZZ_SHSTK:-0}" = 1 ]; then
+					run_guest bochs vm/run-bochs.sh "$kb" --append cetctl.fuzz=1
+				else
+					run_guest bochs vm/run-bochs.sh "$kb"
+				fi
 				# a short second boot: the nousershstk parameter switches them off
 				run_guest bochs-nousershstk vm/run-bochs.sh "$kb" --suites nousershstk \
 					--append nousershstk --label bochs-nousershstk
