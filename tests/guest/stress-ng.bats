@@ -47,11 +47,12 @@ sng() {
 		--timeout "${SECS}s" --metrics-brief "$@" >"$out" 2>&1 &
 	cpid=$!
 	bg=("$cpid")
-	# the stress-ng process (child of cetctl, itself timeout's child) and one stressor
-	local cet
+	# the stress-ng process (timeout's child: cetctl run execs the program in
+	# its own process) and one stressor
 	for ((i = 0; i < 200; i++)); do
-		cet=$(pgrep -P "$cpid" | head -n1) pid='' kid=''
-		[[ -n $cet ]] && pid=$(pgrep -P "$cet" | head -n1)
+		pid=$(pgrep -P "$cpid" | head -n1) kid=''
+		# until cetctl has exec'd, that child is cetctl itself
+		[[ -n $pid && $(cat "/proc/$pid/comm" 2>/dev/null) == stress-ng* ]] || pid=''
 		[[ -n $pid ]] && kid=$(pgrep -P "$pid" | head -n1)
 		if [[ -n $pid && -n $kid ]]; then
 			st_main=$(grep '^x86_Thread_features' "/proc/$pid/status" 2>/dev/null)
