@@ -21,12 +21,13 @@
 #include "sysinfo-cet.h"
 #include "cet-abi.h"
 #include "util.h"
+#include "ptrace-ssp.h"
 
 enum {
 	COL_PID, COL_TID, COL_USER, COL_COMM, COL_EXE, COL_THREADS,
 	COL_FEATURES, COL_LOCKED, COL_SHSTK, COL_WRSS, COL_SHSTK_LOCKED,
 	COL_SS_VMAS, COL_SS_SIZE, COL_SS_RSS, COL_MARKING, COL_OBJECTS,
-	COL_UNMARKED, COL_VERDICT,
+	COL_UNMARKED, COL_VERDICT, COL_SSP,
 };
 
 static const struct cetctl_column status_columns[] = {
@@ -48,6 +49,7 @@ static const struct cetctl_column status_columns[] = {
 	[COL_OBJECTS]  = { "OBJECTS", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "executable objects mapped (exe, loader, libraries)" },
 	[COL_UNMARKED] = { "UNMARKED", 20, SCOLS_FL_WRAP, SCOLS_JSON_ARRAY_STRING, "mapped objects not marked for shadow stacks" },
 	[COL_VERDICT]  = { "VERDICT", 40, 0, SCOLS_JSON_STRING, "what the combination means" },
+	[COL_SSP]      = { "SSP", 14, SCOLS_FL_RIGHT, SCOLS_JSON_STRING, "shadow-stack pointer, read with ptrace (stops the thread briefly)" },
 };
 #define NCOLS (sizeof(status_columns) / sizeof(status_columns[0]))
 
@@ -109,6 +111,29 @@ static void set_bool(struct cetctl_table *t, struct libscols_line *ln, int col,
 		cetctl_table_set(t, ln, col, (fl->bits & bit) ? "yes" : "no");
 }
 
+/*
+ * The SSP column: read only when shown (it stops the thread for a moment).
+ * "-" (null in JSON) when the thread has no active shadow stack or the
+ * kernel no such regset; "?" (null) when it cannot be read: returns that
+ * -errno for the caller's one warning per process, else 0.
+ */
+static int set_ssp(struct status_ctl *ctl, struct libscols_line *ln, pid_t tid)
+{
+	unsigned long ssp = 0;
+	int r;
+
+	if (!cetctl_table_has(ctl->t, COL_SSP) || ctl->root)
+		return 0;
+	r = ptrace_read_ssp(tid, &ssp);
+	if (r == 0) {
+		cetctl_table_setf(ctl->t, ln, COL_SSP, "%#lx", ssp);
+		return 0;
+	}
+	cetctl_table_set(ctl->t, ln, COL_SSP, ctl->json ? NULL :
+			 (r == -ENODEV || r == -EINVAL || r == -EIO) ? "-" : "?");
+	return (r == -ENODEV || r == -EINVAL || r == -EIO) ? 0 : r;
+}
+
 static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 {
 	struct cetctl_table *t = ctl->t;
@@ -117,6 +142,7 @@ static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 	char *list = NULL;
 	size_t len = 0, i;
 	unsigned long size = 0, rss = 0;
+	int ssp_err, ssp_fail = 0, r;
 
 	if (!ln)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output line");
@@ -167,6 +193,9 @@ static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 		free(list);
 	}
 	cetctl_table_set(t, ln, COL_VERDICT, proc_cet_verdict(pc, buf, sizeof(buf)));
+	ssp_err = set_ssp(ctl, ln, pc->pid);
+	if (ssp_err)
+		ssp_fail++;
 
 	/* Threads below their process, when there is more than one. */
 	if (pc->nthreads > 1) {
@@ -183,8 +212,16 @@ static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 			set_bool(t, tl, COL_SHSTK, &th->features, CET_FEAT_SHSTK);
 			set_bool(t, tl, COL_WRSS, &th->features, CET_FEAT_WRSS);
 			set_bool(t, tl, COL_SHSTK_LOCKED, &th->locked, CET_FEAT_SHSTK);
+			r = set_ssp(ctl, tl, th->tid);
+			if (r) {
+				ssp_err = r;
+				ssp_fail++;
+			}
 		}
 	}
+	if (ssp_fail)
+		warnx("status: %d: cannot read the SSP of %d thread(s): %s", (int)pc->pid,
+		      ssp_fail, strerror(-ssp_err));
 }
 
 /* "self" or a pid. Returns the pid or -1 (message printed). */

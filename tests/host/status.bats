@@ -304,3 +304,31 @@ time.sleep(30)' & py=$!
 		wait "$p" 2>/dev/null || true
 	done
 }
+
+@test "status -o SSP: no shadow stack on this thread shows -, and the thread runs on" {
+	sleep 30 &
+	local p=$!
+	pids_to_kill+=("$p")
+	run "$CETCTL" status -n -o PID,SSP "$p"
+	[ "$status" -eq 0 ]
+	# this host's CPU has no CET: the kernel has no active SSP regset for it
+	[[ $output =~ ^\ *$p\ +-$ ]] || { echo "output: '$output'"; return 1; }
+	# the ptrace stop was undone: the thread sleeps, not stopped or traced
+	grep -q '^State:.*S (sleeping)' "/proc/$p/status"
+	grep -q '^TracerPid:.*0$' "/proc/$p/status"
+	kill -0 "$p"
+}
+
+@test "status -o SSP without ptrace permission: ? and one warning for the process" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run cetctl as nobody"
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
+	setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$CETCTL" ||
+		skip "nobody cannot execute $CETCTL (directory permissions)"
+	sleep 30 &
+	local p=$!
+	pids_to_kill+=("$p")
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$CETCTL" status -n -o PID,SSP "$p"
+	echo "$output"
+	[[ $output == *"$p: cannot read the SSP of 1 thread(s): Operation not permitted"* ]]
+	[[ $output =~ (^|$'\n')\ *$p\ +\?($|$'\n') ]]
+}
