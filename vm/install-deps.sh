@@ -31,6 +31,9 @@ PKGS=(
   # issue 11: outside fuzzers/stressors copied into the guest (tests/guest/trinity.bats,
   # tests/guest/stress-ng.bats)
   trinity stress-ng
+  # issue 15: CRIU 4.2 built from ../shared/criu (vm/build-criu.sh) and run in the guest
+  libprotobuf-c-dev protobuf-c-compiler protobuf-compiler python3-protobuf libnl-3-dev
+  libnl-route-3-dev libnet1-dev libaio-dev libgnutls28-dev uuid-dev
   # emulators and boot media
   qemu-system-x86 bochs bochsbios vgabios isolinux syslinux-common xorriso
 )
