@@ -1,5 +1,6 @@
 #!/bin/bash
-# vm/mkinitramfs.sh [--kselftest DIR] [BUILD_DIR] — build the guest initramfs (gzip'd newc cpio).
+# vm/mkinitramfs.sh [--kselftest DIR] [--criu DIR] [BUILD_DIR] — build the guest initramfs
+# (gzip'd newc cpio).
 #
 #   BUILD_DIR  the cetctl CMake build dir (default: <repo>/build). Whatever exists is
 #              copied: cetctl, libcetctl-preload.so, tests/guest-helpers/*.
@@ -17,6 +18,8 @@
 #   /usr/bin/cetctl-expect                  (vm/guest-expect: declare expected kernel lines)
 # With --kselftest DIR (vm/kselftests.sh's output): DIR as /opt/kselftest, and
 # vm/guest-kselftest.sh as /usr/libexec/cetctl/kselftest.sh.
+# With --criu DIR (vm/build-criu.sh's output): criu as /usr/bin/criu (with its libraries)
+# and the zdtm tests as /opt/zdtm/ (tests/guest/criu.bats).
 # Reproducible: files sorted, mtimes fixed to 0, owner root, gzip -n.
 # Cached by content in ${CETCTL_CACHE:-/root/.cache/cetctl}/initramfs/<sha>.cpio.gz
 # ("cached" when the same content was built before).
@@ -26,14 +29,22 @@ die() { echo "mkinitramfs: ERROR: $*" >&2; exit 1; }
 say() { echo "mkinitramfs: $*" >&2; }
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-case "${1:-}" in -h|--help) sed -n '2,20p' "$0"; exit 0 ;; esac
-KSFT=
-if [[ ${1:-} == --kselftest ]]; then
-  [[ $# -ge 2 && -d $2 ]] || die "--kselftest needs the directory vm/kselftests.sh built"
-  KSFT=$(realpath "$2"); shift 2
-fi
+case "${1:-}" in -h|--help) sed -n '2,23p' "$0"; exit 0 ;; esac
+KSFT= CRIU=
+while [[ ${1:-} == --* ]]; do
+  case $1 in
+    --kselftest)
+      [[ $# -ge 2 && -d $2 ]] || die "--kselftest needs the directory vm/kselftests.sh built"
+      KSFT=$(realpath "$2") ;;
+    --criu)
+      [[ $# -ge 2 && -x $2/criu ]] || die "--criu needs the directory vm/build-criu.sh built"
+      CRIU=$(realpath "$2") ;;
+    *) die "unknown option '$1' (usage: vm/mkinitramfs.sh [--kselftest DIR] [--criu DIR] [BUILD_DIR])" ;;
+  esac
+  shift 2
+done
 BUILD=${1:-$REPO/build}
-[[ $# -le 1 ]] || die "usage: vm/mkinitramfs.sh [--kselftest DIR] [BUILD_DIR]"
+[[ $# -le 1 ]] || die "usage: vm/mkinitramfs.sh [--kselftest DIR] [--criu DIR] [BUILD_DIR]"
 CACHE=${CETCTL_CACHE:-/root/.cache/cetctl}
 OUTDIR=$CACHE/initramfs
 mkdir -p "$OUTDIR"
@@ -154,6 +165,17 @@ if [[ -n $KSFT ]]; then
   cp -a "$KSFT/." "$ST/opt/kselftest/"
   rm -f "$ST/opt/kselftest/build.log" "$ST/opt/kselftest/.built"
   install -m 0755 "$REPO/vm/guest-kselftest.sh" "$ST/usr/libexec/cetctl/kselftest.sh"
+fi
+
+if [[ -n $CRIU ]]; then
+  say "copying CRIU and the zdtm tests from $CRIU"
+  put_path "$CRIU/criu" /usr/bin/criu
+  chmod 0755 "$ST/usr/bin/criu"
+  put_libs "$CRIU/criu"
+  mkdir -p "$ST/opt/zdtm"
+  cp -a "$CRIU/zdtm/." "$ST/opt/zdtm/"
+  for t in "$CRIU"/zdtm/*; do [[ -x $t ]] && put_libs "$t"; done
+  cp "$CRIU/VERSION" "$ST/opt/zdtm/CRIU-VERSION"
 fi
 
 # the host tier's ELF fixtures, built for this path (tests/guest/elf-oracle.bats)

@@ -18,6 +18,7 @@
 # Summary label: qemu-ref / bochs-ref; logs build/vm/<label>-console.log. The guest gets
 # cetctl.ref=1 on its command line: tests/guest/smoke.bats then expects a 6.12 kernel and
 # the ELF-policy test expects mainline's behaviour (no seed 011 policy: legacy ELF allowed).
+#   vm/run-ref.sh bochs --criu   the CRIU suite (tests/guest/criu.bats) on its own image
 # Needs the package linux-source-6.12 (apt-get install linux-source-6.12) and a build of
 # the guest helpers (cmake --build build).
 set -euo pipefail
@@ -29,13 +30,23 @@ case ${1:-} in
   ""|-*) ;;
   *) echo "usage: vm/run-ref.sh [qemu|bochs|all] [runner options...]" >&2; exit 1 ;;
 esac
-args=("$@")
+args=() criu=0
+for a in "$@"; do [[ $a == --criu ]] && criu=1 || args+=("$a"); done
 has_suites=0
 for a in "${args[@]}"; do [[ $a == --suites ]] && has_suites=1; done
-((has_suites)) ||
+((has_suites || criu)) ||
   args+=(--suites "conformance-prctl,conformance-mem,conformance-flow,conformance-elf,conformance-zz-kernel-log")
 
-I=$("$REPO/vm/mkinitramfs.sh" "$REPO/build" | tail -n1)
+if ((criu)); then
+  # the CRIU suite on its own boot, as tests/run-all.sh bochs runs it on ours (mainline
+  # has no legacy-ELF policy, so shstk_legacy_elf= is simply ignored there)
+  C=$("$REPO/vm/build-criu.sh" | tail -n1)
+  I=$("$REPO/vm/mkinitramfs.sh" --criu "$C" "$REPO/build" | tail -n1)
+  ((has_suites)) || args+=(--suites criu)
+  args+=(--append "cetctl.criu=1 shstk_legacy_elf=allow" --megs 512)
+else
+  I=$("$REPO/vm/mkinitramfs.sh" "$REPO/build" | tail -n1)
+fi
 rc=0
 for t in qemu bochs; do
   [[ $tier == all || $tier == "$t" ]] || continue
