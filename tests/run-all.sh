@@ -12,7 +12,9 @@
 #        kselftest  the 6.1 tree's x86 and vm selftests in QEMU on unpatched 6.1
 #               and on our kernel (same config); a test that passes on 6.1 and
 #               fails on ours is a failure
-#        bochs  our kernel in Bochs with emulated CET: every guest suite runs
+#        bochs  our kernel in Bochs with emulated CET: every guest suite runs, then
+#               short boots of their own: nousershstk, and CRIU 4.2 (vm/build-criu.sh)
+#               dumping and restoring shadow-stack processes (tests/guest/criu.bats)
 #
 # It installs the Debian packages it needs (vm/install-deps.sh), builds
 # cetctl and its tests, builds our kernel from linux-source-6.1 plus
@@ -253,6 +255,21 @@ run_kselftest() {
 	add_counts kselftest "$p" "$f" "$s"
 }
 
+# CRIU 4.2 (vm/build-criu.sh) checkpointing and restoring shadow-stack processes
+# (tests/guest/criu.bats): a Bochs boot of its own, on an image with criu and the zdtm
+# tests, with the legacy-ELF policy relaxed for the zdtm tests' SHSTK marking.
+run_criu() {
+	local cdir cinitrd
+	log "Building CRIU 4.2 and its zdtm tests (vm/build-criu.sh)"
+	if ! cdir=$(bash vm/build-criu.sh | tail -n1) ||
+	   ! cinitrd=$(bash vm/mkinitramfs.sh --criu "$cdir" "$build" | tail -n1); then
+		broken+=("criu: building CRIU 4.2 or its guest image failed")
+		return
+	fi
+	initrd=$cinitrd run_guest bochs-criu vm/run-bochs.sh "$1" --suites criu \
+		--append "cetctl.criu=1 shstk_legacy_elf=allow" --label bochs-criu --megs 512
+}
+
 for t in "${tiers[@]}"; do
 	case "$t" in
 	host) run_host ;;
@@ -274,6 +291,7 @@ for t in "${tiers[@]}"; do
 				# a short second boot: the nousershstk parameter switches them off
 				run_guest bochs-nousershstk vm/run-bochs.sh "$kb" --suites nousershstk \
 					--append nousershstk --label bochs-nousershstk
+				run_criu "$kb"
 			else
 				broken+=("bochs kernel build failed")
 			fi
