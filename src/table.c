@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cetctl.h"
 #include "table.h"
@@ -33,6 +34,26 @@ static int column_by_name(const struct cetctl_column *cols, size_t ncols,
 		    strncasecmp(cols[i].name, name, len) == 0)
 			return (int)i;
 	return -1;
+}
+
+/*
+ * The width of a terminal, as util-linux does it: libsmartcols asks the
+ * terminal; COLUMNS, when set, says what the width is (a terminal that
+ * does not know, or a user who wants another). Output that is not a
+ * terminal keeps no width at all: nothing cut, nothing padded.
+ */
+static void set_termwidth(struct libscols_table *tb)
+{
+	const char *c = getenv("COLUMNS");
+	char *end;
+	long n;
+
+	if (!c || !*c || !isatty(STDOUT_FILENO))
+		return;
+	errno = 0;
+	n = strtol(c, &end, 10);
+	if (!errno && !*end && n > 0 && n <= 100000)
+		scols_table_set_termwidth(tb, (size_t)n);
 }
 
 static const char *parse_cmd = "";	/* for the messages: "elf: " */
@@ -87,6 +108,7 @@ void cetctl_columns_list(FILE *out, const struct cetctl_column *cols,
 	scols_table_enable_raw(tb, opts->raw);
 	scols_table_enable_noheadings(tb, opts->noheadings);
 	scols_table_set_name(tb, "columns");
+	set_termwidth(tb);
 	scols_table_new_column(tb, "NAME", 0, 0);
 	scols_table_new_column(tb, "DESCRIPTION", 0, SCOLS_FL_TRUNC);
 	for (i = 0; i < ncols; i++) {
@@ -138,6 +160,7 @@ struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 	scols_table_enable_json(t->tb, opts->json);
 	scols_table_enable_raw(t->tb, opts->raw);
 	scols_table_enable_noheadings(t->tb, opts->noheadings);
+	set_termwidth(t->tb);
 	if (opts->json_name)
 		scols_table_set_name(t->tb, opts->json_name);
 
