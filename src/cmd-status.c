@@ -265,10 +265,11 @@ static unsigned int status_reads(const struct cetctl_table *t)
 		what |= PROC_CET_VMAS;
 	else if (cetctl_table_has(t, COL_VERDICT))
 		what |= PROC_CET_VMAS_IF_ON;
-	if (cetctl_table_has(t, COL_EXE))
+	/* the marking opens exe: the link itself tells a process that
+	 * exited from a recorded link to a file that is not here */
+	if (cetctl_table_has(t, COL_EXE) || cetctl_table_has(t, COL_MARKING) ||
+	    cetctl_table_has(t, COL_VERDICT))
 		what |= PROC_CET_EXE;
-	else if (cetctl_table_has(t, COL_MARKING) || cetctl_table_has(t, COL_VERDICT))
-		what |= PROC_CET_EXE_MARKING;
 	if (cetctl_table_has(t, COL_OBJECTS) || cetctl_table_has(t, COL_UNMARKED) ||
 	    cetctl_table_has(t, COL_VERDICT))
 		what |= PROC_CET_OBJECTS;
