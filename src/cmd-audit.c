@@ -41,8 +41,8 @@ static const struct cetctl_column audit_columns[] = {
 	[COL_COMM]     = { "COMM", 12, 0, SCOLS_JSON_STRING, "command name" },
 	[COL_EXE]      = { "EXE", 20, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "executable (empty when unreadable)" },
 	[COL_THREADS]  = { "THREADS", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "number of threads" },
-	[COL_FEATURES] = { "FEATURES", 6, 0, SCOLS_JSON_STRING, "x86_Thread_features of the process (- no line)" },
-	[COL_LOCKED]   = { "LOCKED", 6, 0, SCOLS_JSON_STRING, "x86_Thread_features_locked of the process" },
+	[COL_FEATURES] = { "FEATURES", 6, 0, SCOLS_JSON_ARRAY_STRING, "x86_Thread_features of the process (- no line)" },
+	[COL_LOCKED]   = { "LOCKED", 6, 0, SCOLS_JSON_ARRAY_STRING, "x86_Thread_features_locked of the process" },
 	[COL_SHSTK]    = { "SHSTK", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "shadow stack enabled" },
 	[COL_WRSS]     = { "WRSS", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "WRSS enabled" },
 	[COL_SHSTK_LOCKED] = { "SHSTK-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "shadow-stack setting locked" },
@@ -50,8 +50,8 @@ static const struct cetctl_column audit_columns[] = {
 	[COL_DIFFER]   = { "DIFFER", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "threads whose feature lines differ from the process's" },
 	[COL_SS_VMAS]  = { "SS-VMAS", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "shadow-stack mappings (read only when a feature is on)" },
 	[COL_SS_SIZE]  = { "SS-SIZE", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "their total size in KiB" },
-	[COL_MARKING]  = { "MARKING", 9, 0, SCOLS_JSON_STRING, "CET marking of the executable (? unknown)" },
-	[COL_VERDICT]  = { "VERDICT", 40, 0, SCOLS_JSON_STRING, "what the combination means" },
+	[COL_MARKING]  = { "MARKING", 9, 0, SCOLS_JSON_ARRAY_STRING, "CET marking of the executable (? unknown)" },
+	[COL_VERDICT]  = { "VERDICT", 40, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "what the combination means" },
 };
 #define NCOLS (sizeof(audit_columns) / sizeof(audit_columns[0]))
 
@@ -330,8 +330,8 @@ static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json
 	cetctl_table_set(t, ln, COL_COMM, pc->st.name);
 	cetctl_table_set(t, ln, COL_EXE, pc->exe[0] ? pc->exe : NULL);
 	cetctl_table_setf(t, ln, COL_THREADS, "%d", pc->st.threads);
-	cetctl_table_set(t, ln, COL_FEATURES, line_words(&pc->st.features, json, buf, sizeof(buf)));
-	cetctl_table_set(t, ln, COL_LOCKED, line_words(&pc->st.locked, json, buf, sizeof(buf)));
+	cetctl_table_set_list(t, ln, COL_FEATURES, line_words(&pc->st.features, json, buf, sizeof(buf)), " ", NULL);
+	cetctl_table_set_list(t, ln, COL_LOCKED, line_words(&pc->st.locked, json, buf, sizeof(buf)), " ", NULL);
 	set_bool(t, ln, COL_SHSTK, &pc->st.features, CET_FEAT_SHSTK);
 	set_bool(t, ln, COL_WRSS, &pc->st.features, CET_FEAT_WRSS);
 	set_bool(t, ln, COL_SHSTK_LOCKED, &pc->st.locked, CET_FEAT_SHSTK);
@@ -344,8 +344,8 @@ static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json
 		cetctl_table_setf(t, ln, COL_SS_SIZE, "%lu", size);
 	}
 	/* unknown marking: "?" in the table, null in JSON */
-	cetctl_table_set(t, ln, COL_MARKING, json && pc->exe_marking < 0 ? NULL :
-			 cet_marking_str(pc->exe_marking, buf, sizeof(buf)));
+	cetctl_table_set_list(t, ln, COL_MARKING, json && pc->exe_marking < 0 ? NULL :
+			      cet_marking_str(pc->exe_marking, buf, sizeof(buf)), ",", "none");
 	cetctl_table_set(t, ln, COL_VERDICT, proc_cet_verdict(pc, buf, sizeof(buf)));
 }
 
@@ -600,7 +600,7 @@ int cmd_audit(int argc, char **argv)
 					COL_LOCKED, COL_THREADS, COL_DIFFER, COL_MARKING,
 					COL_VERDICT };
 	size_t nids = 10, i;
-	struct cetctl_output_args oa = { .topts.json_name = "processes" };
+	struct cetctl_output_args oa = { .topts.json_name = "processes", .topts.json_errors = true };
 	struct audit_filter filter = { 0 };
 	struct audit_counts counts = { 0 };
 	const char *require = NULL, *prom = NULL;
@@ -691,6 +691,7 @@ int cmd_audit(int argc, char **argv)
 	for (i = 0; i < filter.npids; i++) {
 		if (!bsearch(&filter.pids[i], pids, (size_t)n, sizeof(pid_t), cmp_pid)) {
 			warnx("audit: %d: no such process", (int)filter.pids[i]);
+			cetctl_table_error(t, NULL, filter.pids[i], ESRCH, "no such process");
 			missing_pid = true;
 			counts.pids_unchecked++;
 		}
@@ -721,6 +722,8 @@ int cmd_audit(int argc, char **argv)
 		}
 		if (rc) {
 			counts.unreadable++;
+			cetctl_table_error(t, NULL, pids[k], -rc, "cannot read its status: %s",
+					   strerror(-rc));
 			continue;
 		}
 		if ((filter.by_user && pc.st.euid != filter.uid) ||
@@ -733,6 +736,8 @@ int cmd_audit(int argc, char **argv)
 				/* named on purpose: it cannot be checked, say so */
 				warnx("audit: %d: %s, not checked", (int)pc.pid,
 				      pc.kthread ? "kernel thread" : "zombie");
+				cetctl_table_error(t, NULL, pc.pid, 0, "%s, not checked",
+						   pc.kthread ? "kernel thread" : "zombie");
 				counts.pids_unchecked++;
 			}
 			if (pc.kthread)

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,29 +62,29 @@ static const struct cetctl_column elf_columns[] = {
 			    "FEATURE_1_AND has IBT, as written in the note" },
 	[COL_SHSTK]	= { "SHSTK", 5, 0, SCOLS_JSON_BOOLEAN,
 			    "FEATURE_1_AND has SHSTK, as written in the note" },
-	[COL_LAM]	= { "LAM", 3, 0, SCOLS_JSON_STRING,
+	[COL_LAM]	= { "LAM", 3, 0, SCOLS_JSON_ARRAY_STRING,
 			    "FEATURE_1_AND LAM bits (u48, u57)" },
 	[COL_FEATURE_1_AND] = { "FEATURE_1_AND", 8, 0, SCOLS_JSON_STRING,
 			    "raw GNU_PROPERTY_X86_FEATURE_1_AND value" },
-	[COL_ISA_NEEDED] = { "ISA_NEEDED", 10, 0, SCOLS_JSON_STRING,
+	[COL_ISA_NEEDED] = { "ISA_NEEDED", 10, 0, SCOLS_JSON_ARRAY_STRING,
 			    "GNU_PROPERTY_X86_ISA_1_NEEDED levels" },
-	[COL_ISA_USED]	= { "ISA_USED", 10, 0, SCOLS_JSON_STRING,
+	[COL_ISA_USED]	= { "ISA_USED", 10, 0, SCOLS_JSON_ARRAY_STRING,
 			    "GNU_PROPERTY_X86_ISA_1_USED levels" },
-	[COL_FEATURE_2_USED] = { "FEATURE_2_USED", 10, 0, SCOLS_JSON_STRING,
+	[COL_FEATURE_2_USED] = { "FEATURE_2_USED", 10, 0, SCOLS_JSON_ARRAY_STRING,
 			    "GNU_PROPERTY_X86_FEATURE_2_USED features" },
 	[COL_NOTE]	= { "NOTE", 10, 0, SCOLS_JSON_STRING,
 			    "where the property note is: PT_GNU_PROPERTY, PT_NOTE, .note.gnu.property, -" },
-	[COL_LOADER]	= { "LOADER", 12, 0, SCOLS_JSON_STRING,
+	[COL_LOADER]	= { "LOADER", 12, SCOLS_FL_TRUNC, CETCTL_JSON_RAW,
 			    "what glibc's loader takes from the note: ibt,shstk / none / ignored: why" },
 	[COL_KERNEL]	= { "KERNEL", 10, 0, SCOLS_JSON_STRING,
 			    "execve and the shadow-stack interface on the kernel (--kernel-policy): allows, refuses, E* errors, n/a" },
-	[COL_DEPS]	= { "DEPS", 0.2, 0, SCOLS_JSON_STRING,
+	[COL_DEPS]	= { "DEPS", 0.2, SCOLS_FL_TRUNC, CETCTL_JSON_RAW,
 			    "--deps: shadow stacks for the whole closure: ok, or the objects that break it" },
-	[COL_DEPS_IBT]	= { "DEPS_IBT", 0.2, 0, SCOLS_JSON_STRING,
+	[COL_DEPS_IBT]	= { "DEPS_IBT", 0.2, SCOLS_FL_TRUNC, CETCTL_JSON_RAW,
 			    "--deps: IBT for the whole closure: ok, or the objects that break it" },
 	[COL_DEPS_COUNT] = { "NDEPS", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			    "--deps: objects in the closure, the file included" },
-	[COL_MISSING]	= { "MISSING", 0.1, 0, SCOLS_JSON_STRING,
+	[COL_MISSING]	= { "MISSING", 0.1, SCOLS_FL_TRUNC, SCOLS_JSON_ARRAY_STRING,
 			    "--deps: DT_NEEDED names that did not resolve" },
 };
 #define NCOLS (sizeof(elf_columns) / sizeof(elf_columns[0]))
@@ -188,6 +189,28 @@ static int parse_policy(struct elf_ctl *ctl, const char *arg)
 	return -1;
 }
 
+/*
+ * A file that could not be judged: "elf: PATH: MESSAGE" on stderr and an
+ * object in the JSON "errors" array. @fmt NULL: strerror(@errnum).
+ */
+static void elf_error(struct elf_ctl *ctl, const char *path, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void elf_error(struct elf_ctl *ctl, const char *path, int errnum, const char *fmt, ...)
+{
+	char *msg = NULL;
+	va_list ap;
+
+	if (fmt) {
+		va_start(ap, fmt);
+		if (vasprintf(&msg, fmt, ap) < 0)
+			msg = NULL;
+		va_end(ap);
+	}
+	warnx("elf: %s: %s", path, msg ? msg : strerror(errnum));
+	cetctl_table_error(ctl->tb, path, 0, errnum, "%s", msg ? msg : strerror(errnum));
+	free(msg);
+}
+
 /* ---- one file ------------------------------------------------------------ */
 
 static const char *rc_str(int rc)
@@ -199,18 +222,27 @@ static const char *rc_str(int rc)
 	return strerror(-rc);
 }
 
+/* Why the loader ignores the note of @in, NULL when it takes it. */
+static const char *loader_reason(const struct elf_cet_info *in, char *buf, size_t size)
+{
+	if (!in->note.found || in->note.problem == ELF_PROP_OK)
+		return NULL;
+	if (in->note.problem == ELF_PROP_BAD_ALIGN)
+		snprintf(buf, size, "alignment not %d", in->elfclass == ELFCLASS64 ? 8 : 4);
+	else
+		snprintf(buf, size, "%s", elf_prop_problem_str(in->note.problem));
+	return buf;
+}
+
 static const char *loader_str(const struct elf_cet_info *in, char *buf, size_t size)
 {
 	uint32_t f = in->loader_feature_1_and;
+	char why[128];
 
 	if (!in->x86)
 		return "-";
-	if (in->note.found && in->note.problem != ELF_PROP_OK) {
-		if (in->note.problem == ELF_PROP_BAD_ALIGN)
-			snprintf(buf, size, "ignored: alignment not %d",
-				 in->elfclass == ELFCLASS64 ? 8 : 4);
-		else
-			snprintf(buf, size, "ignored: %s", elf_prop_problem_str(in->note.problem));
+	if (loader_reason(in, why, sizeof(why))) {
+		snprintf(buf, size, "ignored: %s", why);
 		return buf;
 	}
 	if (!(f & (CET_X86_FEATURE_1_IBT | CET_X86_FEATURE_1_SHSTK)))
@@ -218,6 +250,38 @@ static const char *loader_str(const struct elf_cet_info *in, char *buf, size_t s
 	snprintf(buf, size, "%s%s%s", f & CET_X86_FEATURE_1_IBT ? "ibt" : "",
 		 (f & CET_X86_FEATURE_1_IBT) && (f & CET_X86_FEATURE_1_SHSTK) ? "," : "",
 		 f & CET_X86_FEATURE_1_SHSTK ? "shstk" : "");
+	return buf;
+}
+
+/*
+ * The LOADER cell in JSON: {"status": "used"|"ignored", "features": [what
+ * the loader takes: "ibt", "shstk"], "reason": why it ignores the note or
+ * null}; NULL (null) where the loader has nothing to say.
+ */
+static char *loader_json(const struct elf_cet_info *in)
+{
+	uint32_t f = in->loader_feature_1_and;
+	const char *feat[2];
+	size_t nf = 0, len = 0;
+	char why[128], *buf = NULL;
+	const char *reason = loader_reason(in, why, sizeof(why));
+	FILE *m;
+
+	if (!in->x86 || (in->kind == ELF_KIND_REL && !reason))
+		return NULL;
+	if (!reason && (f & CET_X86_FEATURE_1_IBT))
+		feat[nf++] = "ibt";
+	if (!reason && (f & CET_X86_FEATURE_1_SHSTK))
+		feat[nf++] = "shstk";
+	m = open_memstream(&buf, &len);
+	if (!m)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	fprintf(m, "{\"status\": \"%s\", \"features\": ", reason ? "ignored" : "used");
+	cetctl_json_string_list(m, feat, nf);
+	fputs(", \"reason\": ", m);
+	cetctl_json_string(m, reason);
+	fputc('}', m);
+	fclose(m);
 	return buf;
 }
 
@@ -282,6 +346,14 @@ static void set_cell(struct elf_ctl *ctl, struct libscols_line *ln, int col, con
 	cetctl_table_set(ctl->tb, ln, col, v);
 }
 
+/* A comma-separated list cell; "-" is null in JSON. */
+static void set_list(struct elf_ctl *ctl, struct libscols_line *ln, int col, const char *v)
+{
+	if (ctl->json && strcmp(v, "-") == 0)
+		v = NULL;
+	cetctl_table_set_list(ctl->tb, ln, col, v, ",", NULL);
+}
+
 /* "ok" or "no: a,b,c +N" for the objects lacking @bit as the loader sees it. */
 static char *closure_verdict(const struct elf_closure *c, uint32_t bit)
 {
@@ -333,11 +405,83 @@ static char *closure_verdict(const struct elf_closure *c, uint32_t bit)
 	return s;
 }
 
+/*
+ * A DEPS/DEPS_IBT cell in JSON: {"verdict": "ok"|"no"|"unknown", "objects":
+ * every object lacking @bit (the file as named, the others by real path),
+ * "reason": why the verdict is unknown or null}. @unknown: the closure
+ * could not be judged for that reason.
+ */
+static char *closure_json(const char *path, const struct elf_closure *c, uint32_t bit,
+			  const char *unknown)
+{
+	const char **bad = NULL;
+	size_t nbad = 0, len = 0;
+	char *buf = NULL;
+	FILE *m;
+
+	if (!unknown) {
+		bad = calloc(c->nobjs + 1, sizeof(*bad));
+		if (!bad)
+			err(CETCTL_EXIT_FAILURE, "out of memory");
+		for (size_t i = 0; i < c->nobjs; i++) {
+			const struct elf_dep_obj *o = c->objs[i];
+
+			if (o->rc == 0 && (o->info.loader_feature_1_and & bit))
+				continue;
+			bad[nbad++] = i == 0 ? path : o->path ? o->path : o->name;
+		}
+		if (!nbad && c->nmissing)
+			unknown = "missing objects";
+	}
+	m = open_memstream(&buf, &len);
+	if (!m)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	fprintf(m, "{\"verdict\": \"%s\", \"objects\": ", nbad ? "no" : unknown ? "unknown" : "ok");
+	cetctl_json_string_list(m, bad, nbad);
+	fputs(", \"reason\": ", m);
+	cetctl_json_string(m, nbad ? NULL : unknown);
+	fputc('}', m);
+	fclose(m);
+	free(bad);
+	return buf;
+}
+
+/* Set DEPS and DEPS_IBT: the text verdicts in a table, objects in JSON. */
+static void set_closure(struct elf_ctl *ctl, struct libscols_line *ln, const char *path,
+			const struct elf_closure *c, const char *unknown)
+{
+	static const struct { int col; uint32_t bit; } cells[] = {
+		{ COL_DEPS, CET_X86_FEATURE_1_SHSTK }, { COL_DEPS_IBT, CET_X86_FEATURE_1_IBT },
+	};
+
+	for (size_t i = 0; i < 2; i++) {
+		char *v;
+
+		if (ctl->json) {
+			v = closure_json(path, c, cells[i].bit, unknown);
+			cetctl_table_set_json(ctl->tb, ln, cells[i].col, v);
+			if (cells[i].col == COL_DEPS && v && strstr(v, "\"verdict\": \"ok\""))
+				ctl->sum.deps_ok++;
+			free(v);
+			continue;
+		}
+		if (unknown) {
+			if (asprintf(&v, "unknown: %s", unknown) < 0)
+				v = NULL;
+		} else {
+			v = closure_verdict(c, cells[i].bit);
+		}
+		if (cells[i].col == COL_DEPS && v && strcmp(v, "ok") == 0)
+			ctl->sum.deps_ok++;
+		set_cell(ctl, ln, cells[i].col, v);
+		free(v);
+	}
+}
+
 static int add_deps(struct elf_ctl *ctl, struct libscols_line *ln, const char *path,
 		    const struct elf_cet_info *in)
 {
 	struct elf_closure c;
-	char *v;
 	int rc;
 
 	if (!in->x86 || in->kind == ELF_KIND_REL || in->kind == ELF_KIND_STATIC ||
@@ -348,26 +492,19 @@ static int add_deps(struct elf_ctl *ctl, struct libscols_line *ln, const char *p
 	}
 	rc = elf_deps_closure(ctl->deps, path, in, &c);
 	if (rc) {
-		warnx("elf: %s: resolving dependencies: %s", path, rc_str(rc));
+		elf_error(ctl, path, rc == ELF_CET_ENOTELF || rc == ELF_CET_ECORRUPT ? 0 : -rc,
+			  "resolving dependencies: %s", rc_str(rc));
 		return rc;
 	}
+	/* e.g. a separate .debug file: headers without contents */
+	set_closure(ctl, ln, path, &c, c.nobjs && c.objs[0]->dyn_rc ?
+		    "unreadable dynamic section" : NULL);
 	if (c.nobjs && c.objs[0]->dyn_rc) {
-		/* e.g. a separate .debug file: headers without contents */
-		set_cell(ctl, ln, COL_DEPS, "unknown: unreadable dynamic section");
-		set_cell(ctl, ln, COL_DEPS_IBT, "unknown: unreadable dynamic section");
 		elf_closure_free(&c);
 		return 0;
 	}
-	v = closure_verdict(&c, CET_X86_FEATURE_1_SHSTK);
-	if (v && strcmp(v, "ok") == 0)
-		ctl->sum.deps_ok++;
-	set_cell(ctl, ln, COL_DEPS, v);
-	free(v);
-	v = closure_verdict(&c, CET_X86_FEATURE_1_IBT);
-	set_cell(ctl, ln, COL_DEPS_IBT, v);
-	free(v);
 	cetctl_table_setf(ctl->tb, ln, COL_DEPS_COUNT, "%zu", c.nobjs);
-	if (c.nmissing && cetctl_table_has(ctl->tb, COL_MISSING)) {
+	if (cetctl_table_has(ctl->tb, COL_MISSING) && (c.nmissing || ctl->json)) {
 		size_t len = 0;
 		char *m;
 
@@ -378,10 +515,14 @@ static int add_deps(struct elf_ctl *ctl, struct libscols_line *ln, const char *p
 			m[0] = '\0';
 			for (size_t i = 0; i < c.nmissing; i++) {
 				if (i)
-					strcat(m, ",");
+					strcat(m, "\n");
 				strcat(m, c.missing[i]);
 			}
-			set_cell(ctl, ln, COL_MISSING, m);
+			/* JSON: an array (names may hold commas); table: a,b */
+			if (!ctl->json)
+				for (char *p = m; (p = strchr(p, '\n')); )
+					*p = ',';
+			cetctl_table_set_list(ctl->tb, ln, COL_MISSING, m, "\n", NULL);
 			free(m);
 		}
 	}
@@ -423,25 +564,33 @@ static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_
 	set_cell(ctl, ln, COL_SHSTK,
 			 have_f1 && (n->feature_1_and & CET_X86_FEATURE_1_SHSTK) ? "yes" : "no");
 	if (have_f1 && (n->feature_1_and & (CET_X86_FEATURE_1_LAM_U48 | CET_X86_FEATURE_1_LAM_U57)))
-		cetctl_table_setf(ctl->tb, ln, COL_LAM, "%s%s%s",
-				  n->feature_1_and & CET_X86_FEATURE_1_LAM_U48 ? "u48" : "",
-				  (n->feature_1_and & CET_X86_FEATURE_1_LAM_U48) &&
-				  (n->feature_1_and & CET_X86_FEATURE_1_LAM_U57) ? "," : "",
-				  n->feature_1_and & CET_X86_FEATURE_1_LAM_U57 ? "u57" : "");
+		cetctl_table_set_list(ctl->tb, ln, COL_LAM,
+				      (n->feature_1_and & CET_X86_FEATURE_1_LAM_U48) &&
+				      (n->feature_1_and & CET_X86_FEATURE_1_LAM_U57) ? "u48,u57" :
+				      n->feature_1_and & CET_X86_FEATURE_1_LAM_U48 ? "u48" : "u57",
+				      ",", NULL);
+	else if (have_f1 && ctl->json)
+		cetctl_table_set_list(ctl->tb, ln, COL_LAM, "", ",", NULL);	/* [] */
 	else
 		set_cell(ctl, ln, COL_LAM, "-");
 	if (have_f1)
 		cetctl_table_setf(ctl->tb, ln, COL_FEATURE_1_AND, "%#x", n->feature_1_and);
 	else
 		set_cell(ctl, ln, COL_FEATURE_1_AND, "-");
-	set_cell(ctl, ln, COL_ISA_NEEDED, n->present & ELF_PROP_HAVE_ISA_1_NEEDED ?
-			 elf_isa_1_str(n->isa_1_needed, buf, sizeof(buf)) : "-");
-	set_cell(ctl, ln, COL_ISA_USED, n->present & ELF_PROP_HAVE_ISA_1_USED ?
-			 elf_isa_1_str(n->isa_1_used, buf, sizeof(buf)) : "-");
-	set_cell(ctl, ln, COL_FEATURE_2_USED, n->present & ELF_PROP_HAVE_FEATURE_2_USED ?
-			 elf_feature_2_str(n->feature_2_used, buf, sizeof(buf)) : "-");
+	/* a property that is absent: "-" (null); present: its bits, maybe none */
+	set_list(ctl, ln, COL_ISA_NEEDED, n->present & ELF_PROP_HAVE_ISA_1_NEEDED ?
+		 elf_isa_1_str(n->isa_1_needed, buf, sizeof(buf)) : "-");
+	set_list(ctl, ln, COL_ISA_USED, n->present & ELF_PROP_HAVE_ISA_1_USED ?
+		 elf_isa_1_str(n->isa_1_used, buf, sizeof(buf)) : "-");
+	set_list(ctl, ln, COL_FEATURE_2_USED, n->present & ELF_PROP_HAVE_FEATURE_2_USED ?
+		 elf_feature_2_str(n->feature_2_used, buf, sizeof(buf)) : "-");
 	set_cell(ctl, ln, COL_NOTE, elf_note_source_str(in->source));
-	if (in->kind == ELF_KIND_REL && !(n->found && n->problem != ELF_PROP_OK))
+	if (ctl->json) {
+		char *lj = loader_json(in);
+
+		cetctl_table_set_json(ctl->tb, ln, COL_LOADER, lj);
+		free(lj);
+	} else if (in->kind == ELF_KIND_REL && !(n->found && n->problem != ELF_PROP_OK))
 		set_cell(ctl, ln, COL_LOADER, "-");
 	else
 		set_cell(ctl, ln, COL_LOADER, loader_str(in, buf, sizeof(buf)));
@@ -461,12 +610,12 @@ static int do_fd(struct elf_ctl *ctl, int fd, const char *path, bool explicit)
 	int rc;
 
 	if (fstat(fd, &st) < 0) {
-		warn("elf: %s", path);
+		elf_error(ctl, path, errno, NULL);
 		ctl->sum.errors++;
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode)) {	/* swapped under us */
-		warnx("elf: %s: not a regular file", path);
+		elf_error(ctl, path, 0, "not a regular file");
 		ctl->sum.errors++;
 		return -1;
 	}
@@ -476,12 +625,13 @@ static int do_fd(struct elf_ctl *ctl, int fd, const char *path, bool explicit)
 		return 0;
 	}
 	if (rc == ELF_CET_ECORRUPT && info.error) {
-		warnx("elf: %s: corrupt ELF file: %s", path, info.error);
+		elf_error(ctl, path, 0, "corrupt ELF file: %s", info.error);
 		ctl->sum.errors++;
 		return -1;
 	}
 	if (rc) {
-		warnx("elf: %s: %s", path, rc_str(rc));
+		elf_error(ctl, path, rc == ELF_CET_ENOTELF || rc == ELF_CET_ECORRUPT ? 0 : -rc,
+			  "%s", rc_str(rc));
 		ctl->sum.errors++;
 		return -1;
 	}
@@ -514,7 +664,7 @@ static int walk_entry(struct elf_ctl *ctl, int dirfd, const char *dirpath, const
 		err(CETCTL_EXIT_FAILURE, "out of memory");
 	if (type == DT_UNKNOWN) {
 		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			warn("elf: %s", path);
+			elf_error(ctl, path, errno, NULL);
 			ctl->sum.errors++;
 			free(path);
 			return -1;
@@ -524,7 +674,7 @@ static int walk_entry(struct elf_ctl *ctl, int dirfd, const char *dirpath, const
 	if (type == DT_DIR) {
 		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0) {
-			warn("elf: %s", path);
+			elf_error(ctl, path, errno, NULL);
 			ctl->sum.errors++;
 			rc = -1;
 		} else {
@@ -533,7 +683,7 @@ static int walk_entry(struct elf_ctl *ctl, int dirfd, const char *dirpath, const
 	} else if (type == DT_REG) {
 		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 		if (fd < 0) {
-			warn("elf: %s", path);
+			elf_error(ctl, path, errno, NULL);
 			ctl->sum.errors++;
 			rc = -1;
 		} else {
@@ -568,13 +718,13 @@ static int walk(struct elf_ctl *ctl, int dfd, const char *path,
 	int rc = 0;
 
 	if (fstat(dfd, &st) < 0) {
-		warn("elf: %s", path);
+		elf_error(ctl, path, errno, NULL);
 		close(dfd);
 		ctl->sum.errors++;
 		return -1;
 	}
 	if (depth >= MAX_DEPTH) {
-		warnx("elf: %s: directories nested too deeply", path);
+		elf_error(ctl, path, 0, "directories nested too deeply");
 		close(dfd);
 		ctl->sum.errors++;
 		return -1;
@@ -582,7 +732,7 @@ static int walk(struct elf_ctl *ctl, int dfd, const char *path,
 	/* A bind mount can make a tree contain itself: refuse to go round. */
 	for (int i = 0; i < depth; i++) {
 		if (stack[i].dev == st.st_dev && stack[i].ino == st.st_ino) {
-			warnx("elf: %s: directory loop, not descending", path);
+			elf_error(ctl, path, 0, "directory loop, not descending");
 			close(dfd);
 			ctl->sum.errors++;
 			return -1;
@@ -593,7 +743,7 @@ static int walk(struct elf_ctl *ctl, int dfd, const char *path,
 
 	d = fdopendir(dfd);
 	if (!d) {
-		warn("elf: %s", path);
+		elf_error(ctl, path, errno, NULL);
 		close(dfd);
 		ctl->sum.errors++;
 		return -1;
@@ -615,7 +765,7 @@ static int walk(struct elf_ctl *ctl, int dfd, const char *path,
 		n++;
 	}
 	if (errno) {
-		warn("elf: %s", path);
+		elf_error(ctl, path, errno, NULL);
 		ctl->sum.errors++;
 		rc = -1;
 	}
@@ -639,32 +789,32 @@ static int do_arg(struct elf_ctl *ctl, const char *path)
 
 	/* Command-line names follow symlinks (a loop fails with ELOOP). */
 	if (stat(path, &st) < 0) {
-		warn("elf: %s", path);
+		elf_error(ctl, path, errno, NULL);
 		ctl->sum.errors++;
 		return -1;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		if (!ctl->recursive) {
-			warnx("elf: %s: is a directory (use --recursive)", path);
+			elf_error(ctl, path, EISDIR, "is a directory (use --recursive)");
 			ctl->sum.errors++;
 			return -1;
 		}
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0) {
-			warn("elf: %s", path);
+			elf_error(ctl, path, errno, NULL);
 			ctl->sum.errors++;
 			return -1;
 		}
 		return walk(ctl, fd, path, stack, 0);
 	}
 	if (!S_ISREG(st.st_mode)) {
-		warnx("elf: %s: not a regular file", path);
+		elf_error(ctl, path, 0, "not a regular file");
 		ctl->sum.errors++;
 		return -1;
 	}
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
-		warn("elf: %s", path);
+		elf_error(ctl, path, errno, NULL);
 		ctl->sum.errors++;
 		return -1;
 	}
@@ -691,36 +841,25 @@ static void print_summary_text(const struct elf_ctl *ctl, bool deps)
 		s->errors == 1 ? "" : "s", ctl->policy_name, ctl->policy_why);
 }
 
-/* libsmartcols prints one JSON object; add "summary" next to the array. */
+/* The JSON document: the files, the errors and a "summary" member. */
 static int print_json(struct elf_ctl *ctl, bool deps)
 {
 	const struct elf_summary *s = &ctl->sum;
-	char *buf = NULL, *end;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len);
+	char *sum = NULL, dok[48] = "";
+	int rc;
 
-	if (!mem)
-		return -1;
-	scols_table_set_stream(cetctl_table_scols(ctl->tb), mem);
-	cetctl_table_print(ctl->tb);
-	fclose(mem);
-	end = buf ? strrchr(buf, '}') : NULL;
-	if (!end) {
-		free(buf);
-		return -1;
-	}
-	while (end > buf && (end[-1] == '\n' || end[-1] == ' '))
-		end--;
-	fwrite(buf, 1, (size_t)(end - buf), stdout);
-	printf(",\n   \"summary\": {\"files\": %lu, \"shstk\": %lu, \"ibt\": %lu, "
-	       "\"ignored\": %lu, \"kernel_refuses\": %lu, \"enoexec\": %lu, ",
-	       s->files, s->shstk, s->ibt, s->ignored, s->refused, s->enoexec);
 	if (deps)
-		printf("\"deps_ok\": %lu, ", s->deps_ok);
-	printf("\"not_elf\": %lu, \"errors\": %lu, \"kernel_policy\": \"%s\"}\n}\n",
-	       s->not_elf, s->errors, ctl->policy_name);
-	free(buf);
-	return 0;
+		snprintf(dok, sizeof(dok), "\"deps_ok\": %lu, ", s->deps_ok);
+	if (asprintf(&sum, "\"summary\": {\"files\": %lu, \"shstk\": %lu, \"ibt\": %lu, "
+		     "\"ignored\": %lu, \"kernel_refuses\": %lu, \"enoexec\": %lu, "
+		     "%s\"not_elf\": %lu, \"errors\": %lu, \"kernel_policy\": \"%s\"}",
+		     s->files, s->shstk, s->ibt, s->ignored, s->refused, s->enoexec,
+		     dok,
+		     s->not_elf, s->errors, ctl->policy_name) < 0)
+		return -1;
+	rc = cetctl_table_print_members(ctl->tb, sum);
+	free(sum);
+	return rc;
 }
 
 int cmd_elf(int argc, char **argv)
@@ -735,7 +874,7 @@ int cmd_elf(int argc, char **argv)
 		{ "version",      no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct cetctl_output_args oa = { .topts.json_name = "files" };
+	struct cetctl_output_args oa = { .topts.json_name = "files", .topts.json_errors = true };
 	struct elf_ctl ctl = { 0 };
 	int ids[CETCTL_MAX_COLUMNS];
 	size_t nids = 0;

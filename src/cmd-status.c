@@ -32,24 +32,24 @@ enum {
 
 static const struct cetctl_column status_columns[] = {
 	[COL_PID]      = { "PID", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "process id" },
-	[COL_TID]      = { "TID", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "thread id (thread lines only)" },
+	[COL_TID]      = { "TID", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "thread id (thread lines only)", CETCTL_JSON_CHILD_ONLY },
 	[COL_USER]     = { "USER", 8, 0, SCOLS_JSON_STRING, "effective user" },
-	[COL_COMM]     = { "COMM", 12, SCOLS_FL_TREE, SCOLS_JSON_STRING, "command name (threads below their process)" },
+	[COL_COMM]     = { "COMM", 12, SCOLS_FL_TREE, SCOLS_JSON_STRING, "command name (threads below their process)", CETCTL_JSON_CHILD },
 	[COL_EXE]      = { "EXE", 20, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "executable" },
 	[COL_THREADS]  = { "THREADS", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "number of threads" },
-	[COL_FEATURES] = { "FEATURES", 6, 0, SCOLS_JSON_STRING, "x86_Thread_features words (unknown words kept; - no line)" },
-	[COL_LOCKED]   = { "LOCKED", 6, 0, SCOLS_JSON_STRING, "x86_Thread_features_locked words" },
-	[COL_SHSTK]    = { "SHSTK", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "shadow stack enabled" },
-	[COL_WRSS]     = { "WRSS", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "WRSS enabled" },
-	[COL_SHSTK_LOCKED] = { "SHSTK-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "shadow-stack setting locked" },
-	[COL_SS_VMAS]  = { "SS-VMAS", 30, SCOLS_FL_WRAP, SCOLS_JSON_ARRAY_STRING, "shadow-stack mappings: start-end size rss (KiB)" },
+	[COL_FEATURES] = { "FEATURES", 6, 0, SCOLS_JSON_ARRAY_STRING, "x86_Thread_features words (unknown words kept; - no line)", CETCTL_JSON_CHILD },
+	[COL_LOCKED]   = { "LOCKED", 6, 0, SCOLS_JSON_ARRAY_STRING, "x86_Thread_features_locked words", CETCTL_JSON_CHILD },
+	[COL_SHSTK]    = { "SHSTK", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "shadow stack enabled", CETCTL_JSON_CHILD },
+	[COL_WRSS]     = { "WRSS", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "WRSS enabled", CETCTL_JSON_CHILD },
+	[COL_SHSTK_LOCKED] = { "SHSTK-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "shadow-stack setting locked", CETCTL_JSON_CHILD },
+	[COL_SS_VMAS]  = { "SS-VMAS", 30, SCOLS_FL_WRAP, CETCTL_JSON_RAW, "shadow-stack mappings: start-end size rss (KiB)" },
 	[COL_SS_SIZE]  = { "SS-SIZE", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "total size of shadow-stack mappings (KiB)" },
 	[COL_SS_RSS]   = { "SS-RSS", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "resident shadow-stack memory (KiB)" },
-	[COL_MARKING]  = { "MARKING", 9, 0, SCOLS_JSON_STRING, "CET marking of the executable as the loader sees it (? unknown)" },
+	[COL_MARKING]  = { "MARKING", 9, 0, SCOLS_JSON_ARRAY_STRING, "CET marking of the executable as the loader sees it (? unknown)" },
 	[COL_OBJECTS]  = { "OBJECTS", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "executable objects mapped (exe, loader, libraries)" },
 	[COL_UNMARKED] = { "UNMARKED", 20, SCOLS_FL_WRAP, SCOLS_JSON_ARRAY_STRING, "mapped objects not marked for shadow stacks" },
-	[COL_VERDICT]  = { "VERDICT", 40, 0, SCOLS_JSON_STRING, "what the combination means" },
-	[COL_SSP]      = { "SSP", 14, SCOLS_FL_RIGHT, SCOLS_JSON_STRING, "shadow-stack pointer, read with ptrace (stops the thread briefly)" },
+	[COL_VERDICT]  = { "VERDICT", 40, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "what the combination means" },
+	[COL_SSP]      = { "SSP", 14, SCOLS_FL_RIGHT, SCOLS_JSON_STRING, "shadow-stack pointer, read with ptrace (stops the thread briefly)", CETCTL_JSON_CHILD },
 };
 #define NCOLS (sizeof(status_columns) / sizeof(status_columns[0]))
 
@@ -94,6 +94,19 @@ static void join(char **buf, size_t *len, const char *item, bool json)
 	memcpy(nb + *len + sep, item, il + 1);
 	*buf = nb;
 	*len += sep + il;
+}
+
+/* Append @item to @buf as it is. */
+static void join_raw(char **buf, size_t *len, const char *item)
+{
+	size_t il = strlen(item);
+	char *nb = realloc(*buf, *len + il + 1);
+
+	if (!nb)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	memcpy(nb + *len, item, il + 1);
+	*buf = nb;
+	*len += il;
 }
 
 /* The words, or "-" for a missing line (JSON: null). */
@@ -155,8 +168,8 @@ static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 	cetctl_table_set(t, ln, COL_COMM, pc->st.name);
 	cetctl_table_set(t, ln, COL_EXE, pc->exe[0] ? pc->exe : NULL);
 	cetctl_table_setf(t, ln, COL_THREADS, "%d", pc->st.threads);
-	cetctl_table_set(t, ln, COL_FEATURES, line_words(&pc->st.features, ctl->json, buf, sizeof(buf)));
-	cetctl_table_set(t, ln, COL_LOCKED, line_words(&pc->st.locked, ctl->json, buf, sizeof(buf)));
+	cetctl_table_set_list(t, ln, COL_FEATURES, line_words(&pc->st.features, ctl->json, buf, sizeof(buf)), " ", NULL);
+	cetctl_table_set_list(t, ln, COL_LOCKED, line_words(&pc->st.locked, ctl->json, buf, sizeof(buf)), " ", NULL);
 	set_bool(t, ln, COL_SHSTK, &pc->st.features, CET_FEAT_SHSTK);
 	set_bool(t, ln, COL_WRSS, &pc->st.features, CET_FEAT_WRSS);
 	set_bool(t, ln, COL_SHSTK_LOCKED, &pc->st.locked, CET_FEAT_SHSTK);
@@ -165,13 +178,31 @@ static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 		for (i = 0; i < pc->vmas.n; i++) {
 			const struct shstk_vma *v = &pc->vmas.v[i];
 
-			snprintf(buf, sizeof(buf), "%lx-%lx %lu %lu", v->start, v->end,
-				 v->size_kb, v->rss_kb);
-			join(&list, &len, buf, ctl->json);
+			/* JSON: {"start", "end" (hex strings), "size", "rss" (KiB)} */
+			if (ctl->json)
+				snprintf(buf, sizeof(buf), "%s{\"start\": \"%#lx\", \"end\": \"%#lx\", "
+					 "\"size\": %lu, \"rss\": %lu}", i ? ", " : "",
+					 v->start, v->end, v->size_kb, v->rss_kb);
+			else
+				snprintf(buf, sizeof(buf), "%lx-%lx %lu %lu", v->start, v->end,
+					 v->size_kb, v->rss_kb);
+			if (ctl->json)
+				join_raw(&list, &len, buf);
+			else
+				join(&list, &len, buf, false);
 			size += v->size_kb;
 			rss += v->rss_kb;
 		}
-		cetctl_table_set(t, ln, COL_SS_VMAS, list ? list : "");
+		if (ctl->json) {
+			char *arr = NULL;
+
+			if (asprintf(&arr, "[%s]", list ? list : "") < 0)
+				err(CETCTL_EXIT_FAILURE, "out of memory");
+			cetctl_table_set_json(t, ln, COL_SS_VMAS, arr);
+			free(arr);
+		} else {
+			cetctl_table_set(t, ln, COL_SS_VMAS, list ? list : "");
+		}
 		cetctl_table_setf(t, ln, COL_SS_SIZE, "%lu", size);
 		cetctl_table_setf(t, ln, COL_SS_RSS, "%lu", rss);
 		free(list);
@@ -179,8 +210,8 @@ static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 		len = 0;
 	}
 	/* unknown marking: "?" in the table, null in JSON */
-	cetctl_table_set(t, ln, COL_MARKING, ctl->json && pc->exe_marking < 0 ? NULL :
-			 cet_marking_str(pc->exe_marking, buf, sizeof(buf)));
+	cetctl_table_set_list(t, ln, COL_MARKING, ctl->json && pc->exe_marking < 0 ? NULL :
+			      cet_marking_str(pc->exe_marking, buf, sizeof(buf)), ",", "none");
 	if (!pc->objs_errno) {
 		cetctl_table_setf(t, ln, COL_OBJECTS, "%zu", pc->objs.n);
 		for (i = 0; i < pc->objs.n; i++) {
@@ -197,8 +228,9 @@ static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 	if (ssp_err)
 		ssp_fail++;
 
-	/* Threads below their process, when there is more than one. */
-	if (pc->nthreads > 1) {
+	/* Threads below their process, when there is more than one; in JSON
+	 * always, so that every process has the same shape. */
+	if (pc->nthreads > 1 || ctl->json) {
 		for (i = 0; i < pc->nthreads; i++) {
 			const struct thread_cet *th = &pc->threads[i];
 			struct libscols_line *tl = cetctl_table_new_line(t, ln);
@@ -207,8 +239,8 @@ static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 				err(CETCTL_EXIT_FAILURE, "failed to allocate output line");
 			cetctl_table_setf(t, tl, COL_TID, "%d", (int)th->tid);
 			cetctl_table_set(t, tl, COL_COMM, th->comm);
-			cetctl_table_set(t, tl, COL_FEATURES, line_words(&th->features, ctl->json, buf, sizeof(buf)));
-			cetctl_table_set(t, tl, COL_LOCKED, line_words(&th->locked, ctl->json, buf, sizeof(buf)));
+			cetctl_table_set_list(t, tl, COL_FEATURES, line_words(&th->features, ctl->json, buf, sizeof(buf)), " ", NULL);
+			cetctl_table_set_list(t, tl, COL_LOCKED, line_words(&th->locked, ctl->json, buf, sizeof(buf)), " ", NULL);
 			set_bool(t, tl, COL_SHSTK, &th->features, CET_FEAT_SHSTK);
 			set_bool(t, tl, COL_WRSS, &th->features, CET_FEAT_WRSS);
 			set_bool(t, tl, COL_SHSTK_LOCKED, &th->locked, CET_FEAT_SHSTK);
@@ -255,10 +287,46 @@ static pid_t parse_pid_arg(const char *root, const char *arg)
 	return (pid_t)v;
 }
 
+/*
+ * What the selected columns need read besides status and the threads:
+ * smaps, the exe link and maps are often unreadable for another user's
+ * process, and a column list that does not show them must not fail on them.
+ * VERDICT needs the marking, the objects and, when a feature is on, smaps.
+ */
+static unsigned int status_reads(const struct cetctl_table *t)
+{
+	unsigned int what = PROC_CET_THREADS;
+
+	if (cetctl_table_has(t, COL_SS_VMAS) || cetctl_table_has(t, COL_SS_SIZE) ||
+	    cetctl_table_has(t, COL_SS_RSS))
+		what |= PROC_CET_VMAS;
+	else if (cetctl_table_has(t, COL_VERDICT))
+		what |= PROC_CET_VMAS_IF_ON;
+	/* the marking opens exe: the link itself tells a process that
+	 * exited from a recorded link to a file that is not here */
+	if (cetctl_table_has(t, COL_EXE) || cetctl_table_has(t, COL_MARKING) ||
+	    cetctl_table_has(t, COL_VERDICT))
+		what |= PROC_CET_EXE;
+	if (cetctl_table_has(t, COL_OBJECTS) || cetctl_table_has(t, COL_UNMARKED) ||
+	    cetctl_table_has(t, COL_VERDICT))
+		what |= PROC_CET_OBJECTS;
+	return what;
+}
+
+/* A problem with process @pid: on stderr and in the JSON "errors" array. */
+static void status_error(struct status_ctl *ctl, pid_t pid, int errnum, const char *msg,
+			 const char *hint)
+{
+	warnx("status: %d: %s%s%s%s", (int)pid, msg, errnum ? ": " : "",
+	      errnum ? strerror(errnum) : "", hint ? hint : "");
+	cetctl_table_error(ctl->t, NULL, pid, errnum, "%s%s%s%s", msg, errnum ? ": " : "",
+			   errnum ? strerror(errnum) : "", hint ? hint : "");
+}
+
 /* Returns true when the process was shown without problems. */
 static bool status_one(struct status_ctl *ctl, pid_t pid)
 {
-	unsigned int what = PROC_CET_THREADS | PROC_CET_VMAS | PROC_CET_EXE | PROC_CET_OBJECTS;
+	unsigned int what = status_reads(ctl->t);
 	struct proc_cet pc;
 	bool ok = true;
 	int rc;
@@ -266,20 +334,21 @@ static bool status_one(struct status_ctl *ctl, pid_t pid)
 	rc = proc_cet_read(ctl->root, pid, what, ctl->ss_is_x86, cet_marking_of, ctl->cache, &pc);
 	if (rc == -ENOENT || rc == -ESRCH) {
 		warnx("status: %d: no such process", (int)pid);
+		cetctl_table_error(ctl->t, NULL, pid, -rc, "no such process");
 		return false;
 	}
 	if (rc) {
-		warnx("status: %d: cannot read its status: %s", (int)pid, strerror(-rc));
+		status_error(ctl, pid, -rc, "cannot read its status", NULL);
 		return false;
 	}
 	if (pc.zombie) {
-		warnx("status: %d: zombie process: it has exited and not been reaped; nothing to inspect", (int)pid);
+		status_error(ctl, pid, 0, "zombie process: it has exited and not been reaped; nothing to inspect", NULL);
 		ok = false;
 	} else if (pc.kthread) {
-		warnx("status: %d: kernel thread: it has no user space and no shadow stack", (int)pid);
+		status_error(ctl, pid, 0, "kernel thread: it has no user space and no shadow stack", NULL);
 		ok = false;
 	} else if (pc.vanished) {
-		warnx("status: %d: process exited while being read", (int)pid);
+		status_error(ctl, pid, ESRCH, "process exited while being read", NULL);
 		ok = false;
 	}
 	if (!ok) {
@@ -288,21 +357,21 @@ static bool status_one(struct status_ctl *ctl, pid_t pid)
 	}
 	/* Partial reads: show what we have, say what is missing, fail. */
 	if (pc.vmas_errno) {
-		warnx("status: %d: cannot read smaps: %s%s", (int)pid, strerror(pc.vmas_errno),
-		      pc.vmas_errno == EACCES ? " (needs root or the process's owner)" : "");
+		status_error(ctl, pid, pc.vmas_errno, "cannot read smaps",
+			     pc.vmas_errno == EACCES ? " (needs root or the process's owner)" : NULL);
 		ok = false;
 	}
 	if (pc.exe_errno) {
-		warnx("status: %d: cannot read exe: %s%s", (int)pid, strerror(pc.exe_errno),
-		      pc.exe_errno == EACCES ? " (needs root or the process's owner)" : "");
+		status_error(ctl, pid, pc.exe_errno, "cannot read exe",
+			     pc.exe_errno == EACCES ? " (needs root or the process's owner)" : NULL);
 		ok = false;
 	}
 	if (pc.objs_errno) {
-		warnx("status: %d: cannot read maps: %s", (int)pid, strerror(pc.objs_errno));
+		status_error(ctl, pid, pc.objs_errno, "cannot read maps", NULL);
 		ok = false;
 	}
 	if (pc.threads_errno) {
-		warnx("status: %d: cannot read its threads: %s", (int)pid, strerror(pc.threads_errno));
+		status_error(ctl, pid, pc.threads_errno, "cannot read its threads", NULL);
 		ok = false;
 	}
 	fill_process(ctl, &pc);
@@ -321,7 +390,8 @@ int cmd_status(int argc, char **argv)
 	int ids[CETCTL_MAX_COLUMNS] = { COL_PID, COL_TID, COL_COMM, COL_FEATURES,
 					COL_LOCKED, COL_SS_SIZE, COL_MARKING, COL_VERDICT };
 	size_t nids = 8;
-	struct cetctl_output_args oa = { .topts.json_name = "processes" };
+	struct cetctl_output_args oa = { .topts.json_name = "processes",
+					 .topts.json_children = "tasks", .topts.json_errors = true };
 	struct status_ctl ctl = { 0 };
 	bool all_ok = true;
 	char machine[64];
@@ -365,6 +435,15 @@ int cmd_status(int argc, char **argv)
 	}
 
 	ctl.json = oa.topts.json;
+	/* JSON: every thread object names its tid, whatever -o says */
+	if (ctl.json && nids < CETCTL_MAX_COLUMNS) {
+		bool tid = false;
+
+		for (size_t k = 0; k < nids; k++)
+			tid |= ids[k] == COL_TID;
+		if (!tid)
+			ids[nids++] = COL_TID;
+	}
 	ctl.ss_is_x86 = cet_ss_is_x86_shstk(ctl.root, machine, sizeof(machine));
 	ctl.cache = cet_marking_cache_new();
 	ctl.t = cetctl_table_new(status_columns, ids, nids, &oa.topts);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cetctl.h"
 #include "table.h"
@@ -16,6 +17,11 @@ struct cetctl_table {
 	int ids[CETCTL_MAX_COLUMNS];
 	size_t nids;
 	bool json;
+	const char *children;	/* JSON member of nested lines */
+	bool with_errors;
+	FILE *errs;		/* JSON error objects, comma separated */
+	char *errbuf;
+	size_t errlen, nerrs;
 };
 
 static int column_by_name(const struct cetctl_column *cols, size_t ncols,
@@ -28,6 +34,26 @@ static int column_by_name(const struct cetctl_column *cols, size_t ncols,
 		    strncasecmp(cols[i].name, name, len) == 0)
 			return (int)i;
 	return -1;
+}
+
+/*
+ * The width of a terminal, as util-linux does it: libsmartcols asks the
+ * terminal; COLUMNS, when set, says what the width is (a terminal that
+ * does not know, or a user who wants another). Output that is not a
+ * terminal keeps no width at all: nothing cut, nothing padded.
+ */
+static void set_termwidth(struct libscols_table *tb)
+{
+	const char *c = getenv("COLUMNS");
+	char *end;
+	long n;
+
+	if (!c || !*c || !isatty(STDOUT_FILENO))
+		return;
+	errno = 0;
+	n = strtol(c, &end, 10);
+	if (!errno && !*end && n > 0 && n <= 100000)
+		scols_table_set_termwidth(tb, (size_t)n);
 }
 
 static const char *parse_cmd = "";	/* for the messages: "elf: " */
@@ -82,6 +108,7 @@ void cetctl_columns_list(FILE *out, const struct cetctl_column *cols,
 	scols_table_enable_raw(tb, opts->raw);
 	scols_table_enable_noheadings(tb, opts->noheadings);
 	scols_table_set_name(tb, "columns");
+	set_termwidth(tb);
 	scols_table_new_column(tb, "NAME", 0, 0);
 	scols_table_new_column(tb, "DESCRIPTION", 0, SCOLS_FL_TRUNC);
 	for (i = 0; i < ncols; i++) {
@@ -126,11 +153,14 @@ struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 	t->cols = cols;
 	t->nids = nids;
 	t->json = opts->json;
+	t->children = opts->json_children;
+	t->with_errors = opts->json_errors;
 	memcpy(t->ids, ids, nids * sizeof(ids[0]));
 
 	scols_table_enable_json(t->tb, opts->json);
 	scols_table_enable_raw(t->tb, opts->raw);
 	scols_table_enable_noheadings(t->tb, opts->noheadings);
+	set_termwidth(t->tb);
 	if (opts->json_name)
 		scols_table_set_name(t->tb, opts->json_name);
 
@@ -143,7 +173,7 @@ struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 			cetctl_table_free(t);
 			return NULL;
 		}
-		if (opts->json)
+		if (opts->json && c->json_type != CETCTL_JSON_RAW)
 			scols_column_set_json_type(cl, c->json_type);
 	}
 	return t;
@@ -228,11 +258,68 @@ struct libscols_table *cetctl_table_scols(struct cetctl_table *t)
 	return t->tb;
 }
 
+bool cetctl_table_json(const struct cetctl_table *t)
+{
+	return t->json;
+}
+
+int cetctl_table_set_json(struct cetctl_table *t, struct libscols_line *ln,
+			  int colid, const char *json)
+{
+	int pos = position_of(t, colid);
+
+	if (pos < 0 || !json)
+		return 0;
+	for (size_t i = (size_t)pos; i < t->nids; i++)
+		if (t->ids[i] == colid && scols_line_set_data(ln, i, json) != 0)
+			return -ENOMEM;
+	return 0;
+}
+
+int cetctl_table_set_list(struct cetctl_table *t, struct libscols_line *ln,
+			  int colid, const char *text, const char *seps,
+			  const char *empty_word)
+{
+	char *list, *w;
+	size_t n = 0;
+	int rc;
+
+	if (!t->json || !text || position_of(t, colid) < 0)
+		return cetctl_table_set(t, ln, colid, text);
+	if (empty_word && strcmp(text, empty_word) == 0)
+		text = "";
+	list = malloc(strlen(text) + 1);
+	if (!list)
+		return -ENOMEM;
+	/* words joined by '\n', the separator of SCOLS_JSON_ARRAY_STRING cells */
+	for (const char *p = text; *p; ) {
+		size_t len = strcspn(p, seps);
+
+		if (len) {
+			if (n)
+				list[n++] = '\n';
+			memcpy(list + n, p, len);
+			n += len;
+		}
+		p += len;
+		p += strspn(p, seps);
+	}
+	list[n] = '\0';
+	w = list;
+	rc = cetctl_table_set(t, ln, colid, w);
+	free(list);
+	return rc;
+}
+
 /* @s as a JSON string: quotes, backslashes and control characters escaped. */
-static void json_string(FILE *out, const char *s)
+void cetctl_json_string(FILE *out, const char *s)
 {
 	char *clean = NULL;
 
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
 	if (cet_utf8_sanitize(s, &clean) < 0)
 		err(CETCTL_EXIT_FAILURE, "out of memory");
 	if (clean)
@@ -243,7 +330,7 @@ static void json_string(FILE *out, const char *s)
 
 		if (c == '"' || c == '\\')
 			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
+		else if (c < 0x20 || c == 0x7f)
 			fprintf(out, "\\u%04x", c);
 		else
 			fputc(c, out);
@@ -252,48 +339,170 @@ static void json_string(FILE *out, const char *s)
 	free(clean);
 }
 
-/*
- * libsmartcols writes an empty list cell as [null]: make it []. Outside the
- * strings, a null alone between brackets can only be that.
- */
-static void empty_arrays(char *buf)
+void cetctl_json_string_list(FILE *out, const char *const *v, size_t n)
 {
-	char *r = buf, *w = buf;
-	bool in_string = false;
-
-	while (*r) {
-		if (in_string) {
-			if (*r == '\\' && r[1]) {
-				*w++ = *r++;
-			} else if (*r == '"') {
-				in_string = false;
-			}
-			*w++ = *r++;
-			continue;
-		}
-		if (*r == '"') {
-			in_string = true;
-			*w++ = *r++;
-			continue;
-		}
-		if (*r == '[') {
-			char *p = r + 1;
-
-			p += strspn(p, " \n");
-			if (strncmp(p, "null", 4) == 0) {
-				p += 4;
-				p += strspn(p, " \n");
-				if (*p == ']') {
-					*w++ = '[';
-					*w++ = ']';
-					r = p + 1;
-					continue;
-				}
-			}
-		}
-		*w++ = *r++;
+	fputc('[', out);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', out);
+		cetctl_json_string(out, v[i]);
 	}
-	*w = '\0';
+	fputc(']', out);
+}
+
+void cetctl_table_error(struct cetctl_table *t, const char *file, long pid,
+			int errnum, const char *fmt, ...)
+{
+	const char *name = errnum ? strerrorname_np(errnum) : NULL;
+	va_list ap;
+	char *msg;
+
+	if (!t || !t->json || !t->with_errors)
+		return;
+	if (!t->errs) {
+		t->errs = open_memstream(&t->errbuf, &t->errlen);
+		if (!t->errs)
+			err(CETCTL_EXIT_FAILURE, "out of memory");
+	}
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	va_end(ap);
+	fputs(t->nerrs++ ? ",\n      {" : "\n      {", t->errs);
+	if (file) {
+		fputs("\"file\": ", t->errs);
+		cetctl_json_string(t->errs, file);
+	} else {
+		fprintf(t->errs, "\"pid\": %ld", pid);
+	}
+	fputs(", \"error\": ", t->errs);
+	cetctl_json_string(t->errs, msg);
+	fputs(", \"errno\": ", t->errs);
+	cetctl_json_string(t->errs, name);
+	fputc('}', t->errs);
+	free(msg);
+}
+
+static void indent(FILE *out, int level)
+{
+	fprintf(out, "%*s", level * 3, "");
+}
+
+/* false for "no", "0", "false" (and nothing), as libsmartcols reads them */
+static bool json_truth(const char *d)
+{
+	return *d && *d != 'n' && *d != 'N' && *d != '0' && *d != 'f' && *d != 'F';
+}
+
+static void json_value(FILE *out, int type, const char *d)
+{
+	switch (type) {
+	case SCOLS_JSON_BOOLEAN:
+		fputs(d && json_truth(d) ? "true" : "false", out);
+		return;
+	case SCOLS_JSON_BOOLEAN_OPTIONAL:
+		fputs(!d || !*d ? "null" : json_truth(d) ? "true" : "false", out);
+		return;
+	case SCOLS_JSON_NUMBER:
+		fputs(d && *d ? d : "null", out);
+		return;
+	case CETCTL_JSON_RAW:
+		fputs(d && *d ? d : "null", out);
+		return;
+	case SCOLS_JSON_ARRAY_STRING:
+	case SCOLS_JSON_ARRAY_NUMBER:
+		if (!d) {
+			fputs("null", out);
+			return;
+		}
+		fputc('[', out);
+		for (const char *p = d; *p; ) {
+			size_t len = strcspn(p, "\n");
+			char *item = strndup(p, len);
+
+			if (!item)
+				err(CETCTL_EXIT_FAILURE, "out of memory");
+			if (p != d)
+				fputs(", ", out);
+			if (type == SCOLS_JSON_ARRAY_NUMBER)
+				fputs(item, out);
+			else
+				cetctl_json_string(out, item);
+			free(item);
+			p += len;
+			if (*p)
+				p++;
+		}
+		fputc(']', out);
+		return;
+	default:
+		cetctl_json_string(out, d && *d ? d : NULL);
+		return;
+	}
+}
+
+/*
+ * One line as a JSON object at @level: the selected columns (each once),
+ * without the child-only ones in a parent and only the CETCTL_JSON_CHILD
+ * ones in a child; then its children, when the table nests.
+ */
+static void json_line(FILE *out, struct cetctl_table *t, struct libscols_line *ln,
+		      int level, bool child)
+{
+	bool first = true;
+
+	fputs("{", out);
+	for (size_t i = 0; i < t->nids; i++) {
+		const struct cetctl_column *c = &t->cols[t->ids[i]];
+		struct libscols_cell *ce;
+		bool dup = false;
+
+		for (size_t j = 0; j < i; j++)
+			dup |= t->ids[j] == t->ids[i];
+		if (dup)
+			continue;
+		if (child ? !(c->jflags & (CETCTL_JSON_CHILD | CETCTL_JSON_CHILD_ONLY)) :
+			    (c->jflags & CETCTL_JSON_CHILD_ONLY && t->children))
+			continue;
+		ce = scols_line_get_cell(ln, i);
+		fputs(first ? "\n" : ",\n", out);
+		first = false;
+		indent(out, level + 1);
+		fputc('"', out);
+		for (const char *k = c->name; *k; k++)
+			fputc(*k >= 'A' && *k <= 'Z' ? *k - 'A' + 'a' : *k, out);
+		fputs("\": ", out);
+		json_value(out, c->json_type, ce ? scols_cell_get_data(ce) : NULL);
+	}
+	if (t->children && !child) {
+		struct libscols_iter *itr = scols_new_iter(SCOLS_ITER_FORWARD);
+		struct libscols_line *cl;
+		bool any = false;
+
+		if (!itr)
+			err(CETCTL_EXIT_FAILURE, "out of memory");
+		fprintf(out, "%s", first ? "\n" : ",\n");
+		first = false;
+		indent(out, level + 1);
+		fprintf(out, "\"%s\": [", t->children);
+		while (scols_line_next_child(ln, itr, &cl) == 0) {
+			fputs(any ? ",\n" : "\n", out);
+			any = true;
+			indent(out, level + 2);
+			json_line(out, t, cl, level + 2, true);
+		}
+		if (any) {
+			fputc('\n', out);
+			indent(out, level + 1);
+		}
+		fputc(']', out);
+		scols_free_iter(itr);
+	}
+	if (!first) {
+		fputc('\n', out);
+		indent(out, level);
+	}
+	fputc('}', out);
 }
 
 int cetctl_table_print(struct cetctl_table *t)
@@ -301,41 +510,59 @@ int cetctl_table_print(struct cetctl_table *t)
 	return cetctl_table_print_members(t, NULL);
 }
 
+/*
+ * JSON is written here, not by libsmartcols: its cells can only be
+ * strings, numbers, booleans and arrays of strings or numbers, and its
+ * nesting follows the tree column; the documents need objects in cells,
+ * nesting that does not depend on -o, [] for empty lists and members next
+ * to the array (see the JSON sections of the man pages).
+ */
 int cetctl_table_print_members(struct cetctl_table *t, const char *members)
 {
-	FILE *out = scols_table_get_stream(t->tb) ? scols_table_get_stream(t->tb) : stdout, *mem;
-	char *buf = NULL, *end;
-	size_t len = 0;
-	int rc;
+	FILE *out = scols_table_get_stream(t->tb) ? scols_table_get_stream(t->tb) : stdout;
+	struct libscols_iter *itr;
+	struct libscols_line *ln;
+	const char *name = scols_table_get_name(t->tb);
+	bool any = false;
 
 	if (!t->json)
 		return scols_print_table(t->tb);
-	/* one more member next to the array: where the data came from */
-	mem = open_memstream(&buf, &len);
-	if (!mem)
+	itr = scols_new_iter(SCOLS_ITER_FORWARD);
+	if (!itr)
 		return -ENOMEM;
-	scols_table_set_stream(t->tb, mem);
-	rc = scols_print_table(t->tb);
-	fclose(mem);
-	scols_table_set_stream(t->tb, out);
-	end = buf ? strrchr(buf, '}') : NULL;
-	if (rc || !end) {
-		free(buf);
-		return rc ? rc : -EINVAL;
+	fputs("{\n", out);
+	indent(out, 1);
+	fprintf(out, "\"%s\": [", name ? name : "rows");
+	while (scols_table_next_line(t->tb, itr, &ln) == 0) {
+		if (scols_line_get_parent(ln))
+			continue;
+		fputs(any ? ",\n" : "\n", out);
+		any = true;
+		indent(out, 2);
+		json_line(out, t, ln, 2, false);
 	}
-	while (end > buf && (end[-1] == '\n' || end[-1] == ' '))
-		end--;
-	*end = '\0';
-	empty_arrays(buf);
-	fputs(buf, out);
+	scols_free_iter(itr);
+	if (any) {
+		fputc('\n', out);
+		indent(out, 1);
+	}
+	fputc(']', out);
 	if (cetctl_proc_root_is_recorded()) {
 		fputs(",\n   \"proc_root\": ", out);
-		json_string(out, cetctl_globals.proc_root);
+		cetctl_json_string(out, cetctl_globals.proc_root);
+	}
+	if (t->with_errors) {
+		fputs(",\n   \"errors\": [", out);
+		if (t->errs) {
+			fflush(t->errs);
+			fwrite(t->errbuf, 1, t->errlen, out);
+			fputs("\n   ", out);
+		}
+		fputc(']', out);
 	}
 	if (members)
 		fprintf(out, ",\n   %s", members);
 	fputs("\n}\n", out);
-	free(buf);
 	return 0;
 }
 
@@ -344,6 +571,9 @@ void cetctl_table_free(struct cetctl_table *t)
 	if (!t)
 		return;
 	scols_unref_table(t->tb);
+	if (t->errs)
+		fclose(t->errs);
+	free(t->errbuf);
 	free(t);
 }
 

@@ -20,13 +20,30 @@ struct cetctl_column {
 	int flags;		/* SCOLS_FL_* */
 	int json_type;		/* SCOLS_JSON_* */
 	const char *help;	/* one line for --list-columns and --help */
+	unsigned int jflags;	/* CETCTL_JSON_* placement of the JSON member */
 };
+
+/*
+ * json_type beyond libsmartcols' SCOLS_JSON_*: in JSON mode the command
+ * sets the cell with cetctl_table_set_json() to a JSON value it built
+ * (an object, an array of objects); the table shows the text it sets in
+ * table mode.
+ */
+#define CETCTL_JSON_RAW		100
+
+/* jflags: where a column's member goes when lines nest (status threads) */
+#define CETCTL_JSON_CHILD	(1U << 0)	/* also in the nested objects */
+#define CETCTL_JSON_CHILD_ONLY	(1U << 1)	/* only there (TID) */
 
 struct cetctl_table_opts {
 	bool json;
 	bool raw;
 	bool noheadings;
 	const char *json_name;	/* name of the JSON array, e.g. "files" */
+	/* JSON: child lines go into this array member of their parent
+	 * (always present), whatever the columns; NULL: no nesting */
+	const char *json_children;
+	bool json_errors;	/* JSON: an "errors" array of error objects */
 };
 
 struct cetctl_table;
@@ -100,7 +117,30 @@ int cetctl_table_set(struct cetctl_table *t, struct libscols_line *ln,
 int cetctl_table_setf(struct cetctl_table *t, struct libscols_line *ln,
 		      int colid, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* JSON mode: set a CETCTL_JSON_RAW cell to the JSON text @json (NULL: null). */
+int cetctl_table_set_json(struct cetctl_table *t, struct libscols_line *ln,
+			  int colid, const char *json);
+/*
+ * A list cell: @text as it is in the table; in JSON, a SCOLS_JSON_ARRAY_STRING
+ * cell split at any of @seps ("" or @empty_word: []). NULL text: null.
+ */
+int cetctl_table_set_list(struct cetctl_table *t, struct libscols_line *ln,
+			  int colid, const char *text, const char *seps,
+			  const char *empty_word);
 bool cetctl_table_has(const struct cetctl_table *t, int colid);
+bool cetctl_table_json(const struct cetctl_table *t);
+/*
+ * Record an error for the JSON "errors" array: {"file": @file, ...} or
+ * {"pid": @pid, ...} (@file NULL), "error": the message, "errno": the
+ * symbolic name of @errnum (0: null). The caller still reports it on stderr.
+ */
+void cetctl_table_error(struct cetctl_table *t, const char *file, long pid,
+			int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* JSON text helpers for CETCTL_JSON_RAW cells (stdio memstreams) */
+void cetctl_json_string(FILE *out, const char *s);	/* NULL: null */
+void cetctl_json_string_list(FILE *out, const char *const *v, size_t n);
 struct libscols_table *cetctl_table_scols(struct cetctl_table *t);
 int cetctl_table_print(struct cetctl_table *t);
 /*

@@ -276,7 +276,12 @@ for t in "${tiers[@]}"; do
 	asan) run_asan ;;
 	fuzz) run_fuzz ;;
 	qemu)
-		prepare_guest && run_guest qemu vm/run-qemu.sh "$kernel" ;;
+		if prepare_guest; then
+			run_guest qemu vm/run-qemu.sh "$kernel"
+			# a short second boot: the ELF oracle under the other legacy-ELF policy
+			run_guest qemu-allow vm/run-qemu.sh "$kernel" --suites elf-oracle \
+				--append shstk_legacy_elf=allow --label qemu-allow
+		fi ;;
 	kselftest)
 		prepare_guest && run_kselftest ;;
 	bochs)

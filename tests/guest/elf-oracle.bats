@@ -6,6 +6,8 @@
 # the kernel for the shadow-stack interface (PTRACE_ARCH_PRCTL ARCH_SHSTK_LOCK:
 # EINVAL when the legacy-ELF policy blocks it). cetctl, run in the same guest for
 # the running kernel's policy, must agree on every file it calls a program.
+# tests/run-all.sh runs it under both policies: in the qemu tier (the
+# Kconfig default, block) and in a second boot with shstk_legacy_elf=allow.
 
 bats_require_minimum_version 1.5.0
 load lib/common
@@ -34,6 +36,13 @@ want() {
 	run --separate-stderr cetctl elf -r --raw -n -o FILE,KERNEL "$FIX"
 	[[ -n $output ]] || fail "cetctl elf listed nothing: $stderr"
 	echo "# ${stderr##*; }" >&3
+	# cetctl judged for the policy the kernel runs with (the boot parameter
+	# of the second QEMU boot, tests/run-all.sh qemu-allow, included)
+	# (mainline, vm/run-ref.sh: no policy at all)
+	local policy; policy=$(legacy_elf_policy)
+	grep -qw 'cetctl.ref=1' /proc/cmdline && policy=none
+	[[ $stderr == *"kernel policy $policy "* ]] ||
+		fail "cetctl judged for another policy than the kernel's ($policy): ${stderr##*; }"
 	local file verdict expect got n=0 agree=0 skipped=0 bad=()
 	while read -r file verdict; do
 		verdict=${verdict//\\x20/ }

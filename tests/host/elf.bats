@@ -34,7 +34,7 @@ elf_json() {
 
 # field FILE COLUMN -> the value of COLUMN for FILE (one file per call)
 field() {
-	elf_json "$1" | jq -r ".files[0].\"$2\""
+	elf_json "$1" | jq -r ".files[0].\"$2\" | if type == \"object\" then (.features | join(\",\")) elif type == \"array\" then join(\",\") else . end"
 }
 
 @test "elf --help: every option, exit 0 on stdout" {
@@ -75,7 +75,7 @@ field() {
 	[ "$status" -eq 0 ]
 	jq -e --arg k "$(refused)" '.files[0] | .arch == "x86-64" and .type == "pie" and
 		.ibt == true and .shstk == true and .note == "PT_GNU_PROPERTY" and
-		.loader == "ibt,shstk" and .kernel == $k and .isa_needed == "x86-64-baseline"' <<<"$output"
+		(.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "ibt,shstk" and .kernel == $k and .isa_needed == ["x86-64-baseline"]' <<<"$output"
 	[ "$(field "$F/hello-marked-nopie" type)" = exec ]
 	[ "$(field "$F/hello-marked-nopie" loader)" = ibt,shstk ]
 }
@@ -83,23 +83,23 @@ field() {
 @test "elf: -fcf-protection alone does not mark a libc program (crt1.o is unmarked)" {
 	run elf_json "$F/hello-plain" "$F/hello-none"
 	[ "$status" -eq 0 ]
-	jq -e '[.files[] | .ibt == false and .shstk == false and .loader == "none" and
+	jq -e '[.files[] | .ibt == false and .shstk == false and (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "none" and
 		.kernel == "allows"] | all' <<<"$output"
 }
 
 @test "elf: SHSTK-only marking" {
 	run elf_json "$F/hello-shstk"
 	[ "$status" -eq 0 ]
-	jq -e '.files[0] | .ibt == false and .shstk == true and .loader == "shstk"' <<<"$output"
+	jq -e '.files[0] | .ibt == false and .shstk == true and (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "shstk"' <<<"$output"
 }
 
 @test "elf: -nostdlib static programs: marked, unmarked, static-pie" {
 	run elf_json "$F/start-marked" "$F/start-unmarked" "$F/start-marked-spie"
 	[ "$status" -eq 0 ]
-	jq -e '.files[0] | .type == "static" and .ibt and .shstk and .loader == "ibt,shstk"' <<<"$output"
+	jq -e '.files[0] | .type == "static" and .ibt and .shstk and (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "ibt,shstk"' <<<"$output"
 	jq -e '.files[1] | .type == "static" and .ibt == false and .note == null and
-		.loader == "none" and .kernel == "allows"' <<<"$output"
-	jq -e '.files[2] | .type == "static-pie" and .shstk and .loader == "ibt,shstk"' <<<"$output"
+		(.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "none" and .kernel == "allows"' <<<"$output"
+	jq -e '.files[2] | .type == "static-pie" and .shstk and (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "ibt,shstk"' <<<"$output"
 }
 
 @test "elf: glibc static program is unmarked" {
@@ -112,7 +112,7 @@ field() {
 	require_fixture start32-marked
 	run elf_json "$F/start32-marked" "$F/start32-unmarked"
 	[ "$status" -eq 0 ]
-	jq -e '.files[0] | .arch == "i386" and .ibt and .shstk and .loader == "ibt,shstk" and
+	jq -e '.files[0] | .arch == "i386" and .ibt and .shstk and (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "ibt,shstk" and
 		.kernel == "no-shstk (i386)"' <<<"$output"
 	jq -e '.files[1] | .arch == "i386" and .shstk == false' <<<"$output"
 }
@@ -133,7 +133,7 @@ x32_tree() {
 	require_fixture startx32-marked
 	run --separate-stderr "$CETCTL" --proc-root "$(x32_tree on)" elf -J --kernel-policy=block "$F/startx32-marked" "$F/made/note-x32"
 	[ "$status" -eq 0 ]
-	jq -e '.files[0] | .arch == "x32" and .shstk and .loader == "ibt,shstk" and
+	jq -e '.files[0] | .arch == "x32" and .shstk and (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "ibt,shstk" and
 		.kernel == "no-shstk (x32)"' <<<"$output"
 	jq -e '.files[1].kernel == "no-shstk (x32)"' <<<"$output"
 	# the QEMU oracle showed it: compat_elf_check_arch() refuses x32 first
@@ -145,7 +145,7 @@ x32_tree() {
 	run elf_json "$F/obj-marked.o" "$F/obj-none.o"
 	[ "$status" -eq 0 ]
 	jq -e '.files[0] | .type == "rel" and .note == ".note.gnu.property" and .ibt and .shstk and
-		.loader == null and .kernel == "n/a (not a program)"' <<<"$output"
+		(.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == null and .kernel == "n/a (not a program)"' <<<"$output"
 	jq -e '.files[1] | .type == "rel" and .note == null and .shstk == false' <<<"$output"
 }
 
@@ -156,7 +156,7 @@ x32_tree() {
 		run elf_json "$F/made/$name"
 		[ "$status" -eq 0 ] || { echo "$name: exit $status"; return 1; }
 		jq -e --arg l "$loader" --arg k "$kernel" --argjson i "$ibt" --argjson s "$shstk" \
-			'.files[0] | .loader == $l and .kernel == $k and .ibt == $i and .shstk == $s' \
+			'.files[0] | (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == $l and .kernel == $k and .ibt == $i and .shstk == $s' \
 			<<<"$output" || { echo "$name: $output"; return 1; }
 	done <<EOT
 note-good64|ibt,shstk|$r|true|true
@@ -310,31 +310,32 @@ EOT
 	cd /
 	run --separate-stderr "$CETCTL" elf --deps -J -o FILE,DEPS,DEPS_IBT,NDEPS,MISSING "$F/deps/app-marked"
 	[ "$status" -eq 0 ]
-	jq -e '.files[0] | .ndeps == 4 and .missing == null' <<<"$output"
-	jq -e '.files[0].deps | startswith("no: ") and contains("libc.so.6") and
+	jq -e '.files[0] | .ndeps == 4 and .missing == []' <<<"$output"
+	jq -e '.files[0].deps.verdict == "no"' <<<"$output"
+	jq -e --arg f "$F/deps/app-marked" '.files[0].deps.objects | join(",") | contains("libc.so.6") and
 		contains("ld-linux-x86-64.so.2") and (contains("libcetfix") | not) and
-		(contains("(self)") | not)' <<<"$output"
+		(contains($f) | not)' <<<"$output"
 }
 
 @test "elf --deps: RUNPATH and RPATH with \$ORIGIN, from another directory" {
 	cd /
 	run "$CETCTL" elf --deps -J -o FILE,NDEPS,MISSING "$F/deps/app-marked" "$F/deps/app-rpath"
 	[ "$status" -eq 0 ]
-	jq -e '[.files[] | .ndeps == 4 and .missing == null] | all' <<<"$output"
+	jq -e '[.files[] | .ndeps == 4 and .missing == []] | all' <<<"$output"
 }
 
 @test "elf --deps: a fully marked closure is ok, one unmarked object breaks it" {
 	run "$CETCTL" elf --deps -J -o FILE,DEPS,DEPS_IBT,NDEPS "$F/deps/libtop.so" "$F/deps/libtop-weak.so"
 	[ "$status" -eq 0 ]
-	jq -e '.files[0] | .deps == "ok" and .deps_ibt == "ok" and .ndeps == 2' <<<"$output"
-	jq -e '.files[1] | .deps == "no: libcetfix-none.so" and .ndeps == 2' <<<"$output"
+	jq -e '.files[0] | .deps.verdict == "ok" and .deps_ibt.verdict == "ok" and .ndeps == 2' <<<"$output"
+	jq -e '.files[1] | .deps.verdict == "no" and (.deps.objects | map(split("/")[-1])) == ["libcetfix-none.so"] and .ndeps == 2' <<<"$output"
 	jq -e '.summary.deps_ok == 1' <<<"$output"
 }
 
 @test "elf --deps: missing libraries are named; static programs have no closure" {
 	run "$CETCTL" elf --deps -J -o FILE,DEPS,MISSING "$F/deps/app-missing" "$F/start-marked"
 	[ "$status" -eq 0 ]
-	jq -e '.files[0].missing == "libgone.so"' <<<"$output"
+	jq -e '.files[0].missing == ["libgone.so"]' <<<"$output"
 	jq -e '.files[1].deps == null' <<<"$output"
 }
 
@@ -344,11 +345,11 @@ EOT
 	# RUNPATH comes after LD_LIBRARY_PATH: the unmarked copy wins
 	LD_LIBRARY_PATH="$TMP/l" run "$CETCTL" elf --deps -J -o FILE,DEPS "$F/deps/libtop.so"
 	[ "$status" -eq 0 ]
-	jq -e '.files[0].deps == "no: libcetfix.so"' <<<"$output"
+	jq -e '.files[0] | .deps.verdict == "no" and (.deps.objects | map(split("/")[-1])) == ["libcetfix.so"]' <<<"$output"
 	# RPATH comes before it: the marked one next to the program wins
 	LD_LIBRARY_PATH="$TMP/l" run "$CETCTL" elf --deps -J -o FILE,DEPS,NDEPS "$F/deps/app-rpath"
 	[ "$status" -eq 0 ]
-	jq -e '.files[0].deps | contains("libcetfix") | not' <<<"$output"
+	jq -e '.files[0].deps.objects | join(",") | contains("libcetfix") | not' <<<"$output"
 }
 
 @test "elf --deps: a name already loaded is not searched again (DT_SONAME/name match)" {
@@ -356,16 +357,16 @@ EOT
 	run "$CETCTL" elf --deps -J -o FILE,NDEPS,MISSING "$F/deps/app-soname" "$F/deps/private/libouter.so"
 	[ "$status" -eq 0 ]
 	# libouter.so finds libinner.so only because the program loaded it first
-	jq -e '.files[0] | .ndeps == 5 and .missing == null' <<<"$output"
+	jq -e '.files[0] | .ndeps == 5 and .missing == []' <<<"$output"
 	# on its own it cannot
-	jq -e '.files[1] | .missing == "libinner.so"' <<<"$output"
+	jq -e '.files[1] | .missing == ["libinner.so"]' <<<"$output"
 }
 
 @test "elf --deps: \$ORIGIN inside a DT_NEEDED name" {
 	cd /
 	run "$CETCTL" elf --deps -J -o FILE,NDEPS,MISSING "$F/deps/app-dollar"
 	[ "$status" -eq 0 ]
-	jq -e '.files[0] | .ndeps == 4 and .missing == null' <<<"$output"
+	jq -e '.files[0] | .ndeps == 4 and .missing == []' <<<"$output"
 }
 
 @test "elf: the kernel column follows shstk_legacy_elf= on the (recorded) command line" {

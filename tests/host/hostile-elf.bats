@@ -107,7 +107,7 @@ unix_socket() {
 	truncate -s 10G "$TMP/big-elf"
 	celf -J -o FILE,SHSTK,LOADER "$TMP/big-elf"
 	sane 0
-	[ "$(jq -r '.files[0].loader' <<<"$output")" = "ibt,shstk" ]
+	[ "$(jq -r '.files[0].loader.features | join(",")' <<<"$output")" = "ibt,shstk" ]
 	[ "$SECONDS" -lt 5 ]
 }
 

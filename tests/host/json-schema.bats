@@ -57,6 +57,8 @@ all_columns() {	# all_columns CMD -> every column, comma separated
 		# shellcheck disable=SC2086
 		valid status --proc-root "$PROCFIX/$t" status -J -o "$cols" $pids
 	done
+	# errors: objects naming the pid
+	valid status --proc-root "$PROCFIX/cet-emulated" status -J 3114 999999 2
 }
 
 @test "schema: audit -J, every column, live and recorded, with and without --require" {
@@ -68,6 +70,7 @@ all_columns() {	# all_columns CMD -> every column, comma separated
 		valid audit --proc-root "$PROCFIX/$t" audit -J -o "$cols"
 		valid audit --proc-root "$PROCFIX/$t" audit -J --require shstk
 	done
+	valid audit --proc-root "$PROCFIX/cet-emulated" audit -J --pid 3114,999999,2
 	# nothing selected: still a document with a summary
 	valid audit audit -J --comm no-such-process-name
 }

@@ -1,0 +1,101 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Table width as util-linux does it (issue 13): on a terminal the table fits
+# its width (COLUMNS, when set, says what the width is), long text columns
+# are truncated and a long FILE takes a line of its own; output that is not a terminal is never
+# cut or padded to a width, whatever the terminal or COLUMNS say.
+
+load helpers
+
+setup_file() {
+	build_fixtures
+}
+
+setup() {
+	require_cetctl
+	command -v script >/dev/null || skip "script (bsdutils) not installed"
+	EMU=$HOST_TESTS/fixtures/proc/cet-emulated
+	F=$FIXTURES
+	TMP=$(mktemp -d "${BATS_TMPDIR:-/tmp}/cetctl-width.XXXXXX")
+	bg=()
+}
+
+teardown() {
+	cleanup_test
+}
+
+# on_tty COLS CMD...: run CMD with its stdout on a pseudo-terminal COLS wide
+# (stderr dropped); the output, without the terminal's carriage returns
+on_tty() {
+	local cols=$1; shift
+	printf '%q ' "$@" >"$TMP/cmd"
+	script -qec "stty cols $cols rows 50; $(cat "$TMP/cmd") 2>/dev/null" /dev/null </dev/null |
+		tr -d '\r'
+}
+
+# widest FILE: the length of the longest line
+widest() {
+	awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$1"
+}
+
+# every table command, default columns
+commands() {
+	echo "elf $F/hello-marked $F/made/note-align4 $F/made/note-unordered $F/start32-marked"
+	echo "elf --deps $F/deps/app-marked $F/deps/libtop-weak.so"
+	echo "info"
+	echo "--proc-root $EMU status 3114 3115 4001 4002"
+	echo "--proc-root $EMU audit"
+	echo "--proc-root $EMU info"
+}
+
+@test "width: tables fit an 80-column terminal (info: 50)" {
+	local args w
+	while read -r args; do
+		# the default columns' headers and short values take about 70-80
+		# (libsmartcols 2.38 does not cut a header); info's about 30
+		w=80
+		[[ $args == info ]] && w=50
+		[[ $args == "elf --deps"* ]] && w=90
+		# shellcheck disable=SC2086
+		on_tty $w "$CETCTL" $args >"$TMP/out"
+		[ -s "$TMP/out" ] || { echo "no output: $args"; return 1; }
+		[ "$(widest "$TMP/out")" -le $w ] || { echo "cetctl $args:"; cat "$TMP/out"; return 1; }
+	done < <(commands)
+}
+
+@test "width: COLUMNS sets the width of a terminal" {
+	local args
+	while read -r args; do
+		# shellcheck disable=SC2086
+		on_tty 200 env COLUMNS=82 "$CETCTL" $args >"$TMP/out"
+		[ "$(widest "$TMP/out")" -le 82 ] || { echo "cetctl $args:"; cat "$TMP/out"; return 1; }
+	done < <(commands)
+}
+
+@test "width: a wide terminal shows everything, as a pipe does" {
+	"$CETCTL" --proc-root "$EMU" audit >"$TMP/pipe" 2>/dev/null
+	on_tty 250 "$CETCTL" --proc-root "$EMU" audit >"$TMP/tty"
+	diff "$TMP/pipe" "$TMP/tty"
+}
+
+@test "width: output that is not a terminal is neither cut nor padded, whatever the width" {
+	local args
+	while read -r args; do
+		# shellcheck disable=SC2086
+		COLUMNS=300 "$CETCTL" $args >"$TMP/a" 2>/dev/null || true
+		# shellcheck disable=SC2086
+		COLUMNS=30 "$CETCTL" $args >"$TMP/b" 2>/dev/null || true
+		diff "$TMP/a" "$TMP/b" || { echo "cetctl $args depends on COLUMNS"; return 1; }
+		# the same on a narrow terminal's pipe
+		printf '%q ' "$CETCTL" $args >"$TMP/cmd"
+		script -qec "stty cols 40; $(cat "$TMP/cmd") 2>/dev/null | cat" /dev/null </dev/null |
+			tr -d '\r' >"$TMP/c"
+		diff "$TMP/a" "$TMP/c" || { echo "cetctl $args | cat depends on the terminal"; return 1; }
+		# nothing is truncated: the longest verdict or detail is there whole
+		[ "$(grep -c '…' "$TMP/a")" -eq 0 ]
+	done < <(commands)
+	# no line is longer than its widest cells need: at most the header's
+	# width plus the longest cell of the last column
+	"$CETCTL" --proc-root "$EMU" audit -o PID,COMM >"$TMP/narrow" 2>/dev/null
+	[ "$(widest "$TMP/narrow")" -le 25 ]
+}
