@@ -6,7 +6,8 @@
 # Source: the upstream release tarball criu-4.2.tar.xz, by default the one next to the
 # repository (../shared/criu/criu-4.2.tar.xz), or --tarball / $CETCTL_CRIU_TARBALL. Its
 # SHA-256 is checked against the one below, so a different file is refused.
-# Builds `make criu` (x86 shadow-stack support: criu/arch/x86/shstk.c) and, with
+# Applies vm/bochs/criu-bochs27-cpuid.diff (test-only: an emulator bug, a no-op on real
+# CPUs). Builds `make criu` (x86 shadow-stack support: criu/arch/x86/shstk.c) and, with
 # SHSTK_ENABLE=1 (-mshstk, linked -z shstk: marked for shadow stacks), the zdtm tests
 # listed in ZDTM_TESTS. The build dependencies are Debian 12 packages (vm/install-deps.sh).
 #
@@ -58,7 +59,10 @@ for p in libprotobuf-c libnl-3.0 libnl-route-3.0 gnutls; do
 done
 [[ -f /usr/include/libnet.h ]] || die "libnet.h missing (package libnet1-dev): run vm/install-deps.sh"
 
-key=$( { echo "$SHA256"; cat "$0"; gcc --version | head -n1; } | sha256sum | cut -c1-16)
+# test-only: Bochs 2.7's CPUID(0xD) bug would stop every dump (see the file's header)
+QUIRK=$REPO/vm/bochs/criu-bochs27-cpuid.diff
+[[ -f $QUIRK ]] || die "$QUIRK missing"
+key=$( { echo "$SHA256"; cat "$0" "$QUIRK"; gcc --version | head -n1; } | sha256sum | cut -c1-16)
 out=$CACHE/criu/$key
 if [[ -x $out/criu && -f $out/zdtm/tests ]]; then
   say "cached: $out"
@@ -78,8 +82,11 @@ src=$(echo "$work"/criu-*)
 [[ -f $src/Makefile ]] || die "no Makefile in the extracted tarball ($src)"
 log=$work/build.log
 t0=$SECONDS
+say "applying vm/bochs/$(basename "$QUIRK") (test-only, Bochs 2.7 CPUID leaf 0xD)"
+patch -d "$src" -p1 --no-backup-if-mismatch <"$QUIRK" >"$log" 2>&1 ||
+  { cat "$log" >&2; die "$(basename "$QUIRK") does not apply to $(basename "$src")"; }
 say "building criu (make -j$jobs criu, CC='$cc', log $log)"
-make -C "$src" -j"$jobs" CC="$cc" criu >"$log" 2>&1 ||
+make -C "$src" -j"$jobs" CC="$cc" criu >>"$log" 2>&1 ||
   { tail -n 30 "$log" >&2; die "criu build failed (see $log)"; }
 say "building the zdtm library and tests with SHSTK_ENABLE=1: $ZDTM_TESTS"
 { make -C "$src/test/zdtm/lib" -j"$jobs" CC="$cc" SHSTK_ENABLE=1 &&
