@@ -527,15 +527,18 @@ static int start_failed(const struct launch_result *r, void *arg)
 
 /*
  * launch_exec() returned: nothing ran. When the exec itself failed, this
- * process is still traced by the start-up tracer (which leaves when we do):
- * exit at once, without exit handlers that cannot work under ptrace (a
- * sanitizer's leak check stops the world with ptrace). stderr is unbuffered.
+ * process is still traced by the start-up tracer (which leaves when we do);
+ * when the tracer went away silently, it may have seized us first and be
+ * traced still (until the kernel's kill-on-exit lands, or as long as a
+ * tracer that closed its pipe lingers): exit at once, without exit
+ * handlers that cannot work under ptrace (a sanitizer's leak check stops
+ * the world with ptrace). stderr is unbuffered.
  */
 static int launch_failed(const struct launch_result *res, const char *path)
 {
 	int rc = start_failed(res, (void *)path);
 
-	if (res->stage == LAUNCH_EXEC)
+	if (res->stage == LAUNCH_EXEC || res->stage == LAUNCH_TRACER)
 		_exit(rc);
 	return rc;
 }
