@@ -78,7 +78,10 @@ struct tracee {
 	int pending[MAX_PENDING];
 	int npending;
 	bool poked;		/* the syscall instruction is in place */
-	unsigned long spot, word;	/* where, and the original aligned word */
+	unsigned long spot;	/* where */
+	unsigned long word[2];	/* the original aligned word(s) there */
+	int nwords;		/* 2 when the instruction straddles two words */
+	unsigned long entry;	/* AT_ENTRY: the program's own entry point */
 	struct user_regs_struct saved;	/* registers at the execve exit stop */
 	bool have_regs;
 	struct launch_result *res;
@@ -306,14 +309,15 @@ static int resolve_proc_pid(struct tracee *t)
 	return 0;
 }
 
-/* 1 when the kernel set AT_SECURE in the new image's auxv, 0 not, or -1. */
+/* 1 when the kernel set AT_SECURE in the new image's auxv, 0 not, or -1;
+ * the entry point (AT_ENTRY) in t->entry. */
 static int at_secure(struct tracee *t)
 {
 	char path[64];
 	unsigned long auxv[2 * 64];
 	ssize_t n;
 	size_t i;
-	int fd;
+	int fd, ret = -1;
 
 	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)t->proc_pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -323,10 +327,15 @@ static int at_secure(struct tracee *t)
 	close(fd);
 	if (n < (ssize_t)(2 * sizeof(long)))
 		return fail(t, LAUNCH_TRACE, n < 0 ? -errno : -EPROTO, "reading /proc/PID/auxv");
-	for (i = 0; i + 1 < (size_t)n / sizeof(long) && auxv[i] != AT_NULL; i += 2)
+	for (i = 0; i + 1 < (size_t)n / sizeof(long) && auxv[i] != AT_NULL; i += 2) {
+		if (auxv[i] == AT_ENTRY)
+			t->entry = auxv[i + 1];
 		if (auxv[i] == AT_SECURE)
-			return auxv[i + 1] != 0;
-	return fail(t, LAUNCH_TRACE, -EPROTO, "no AT_SECURE in /proc/PID/auxv");
+			ret = auxv[i + 1] != 0;
+	}
+	if (ret < 0 || !t->entry)
+		return fail(t, LAUNCH_TRACE, -EPROTO, "no AT_SECURE or AT_ENTRY in /proc/PID/auxv");
+	return ret;
 }
 
 /* 0 when the new image is an x86-64 ELF program (not x32, not i386). */
@@ -358,31 +367,71 @@ static int check_x86_64(struct tracee *t)
 /* ---- the injected calls ---- */
 
 /*
- * Put a 2-byte system-call instruction where it fits: at the entry point,
- * unless it would straddle two words there (the last byte of an aligned
- * word, maybe of the page); then at the start of the entry point's page,
- * which is mapped and executable too. PEEK/POKE work on aligned words,
- * which never cross a page.
+ * Put the 2-byte instruction @insn at @addr, keeping the original text:
+ * PEEK/POKE work on aligned words, so an instruction at the last byte of a
+ * word takes two (the second may be on the next page, which must be mapped).
+ */
+static int poke_at(struct tracee *t, unsigned long addr, unsigned long insn)
+{
+	unsigned long aligned = addr & ~7UL, shift = (addr & 7) * 8, patched;
+	int i;
+
+	if (!t->poked) {
+		t->spot = addr;
+		t->nwords = (addr & 7) == 7 ? 2 : 1;
+		for (i = 0; i < t->nwords; i++) {
+			errno = 0;
+			t->word[i] = (unsigned long)pt(PTRACE_PEEKTEXT, t->pid, aligned + 8UL * i, 0);
+			if (errno)
+				return fail(t, LAUNCH_TRACE, -errno, "PTRACE_PEEKTEXT at the entry point");
+		}
+	}
+	if (t->nwords == 1) {
+		patched = (t->word[0] & ~(0xffffUL << shift)) | (insn << shift);
+		if (pt(PTRACE_POKETEXT, t->pid, aligned, patched) < 0)
+			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
+	} else {
+		patched = (t->word[0] & ~(0xffUL << 56)) | ((insn & 0xff) << 56);
+		if (pt(PTRACE_POKETEXT, t->pid, aligned, patched) < 0)
+			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
+		t->poked = true;	/* from here, restore() puts the first word back */
+		patched = (t->word[1] & ~0xffUL) | (insn >> 8);
+		if (pt(PTRACE_POKETEXT, t->pid, aligned + 8, patched) < 0)
+			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
+	}
+	t->poked = true;
+	return 0;
+}
+
+/* Whether the instruction poked at t->spot is still there. */
+static bool poke_intact(struct tracee *t, unsigned long insn)
+{
+	unsigned long aligned = t->spot & ~7UL, w;
+
+	errno = 0;
+	w = (unsigned long)pt(PTRACE_PEEKTEXT, t->pid, aligned, 0);
+	if (errno)
+		return false;
+	if (t->nwords == 1)
+		return ((w >> ((t->spot & 7) * 8)) & 0xffff) == insn;
+	if ((w >> 56) != (insn & 0xff))
+		return false;
+	w = (unsigned long)pt(PTRACE_PEEKTEXT, t->pid, aligned + 8, 0);
+	return !errno && (w & 0xff) == (insn >> 8);
+}
+
+/*
+ * A system-call instruction for the injected calls, where it fits: at the
+ * entry point, unless it would straddle two words there (maybe two pages);
+ * then at the start of the entry point's page, mapped and executable too.
  */
 static int poke_insn(struct tracee *t, unsigned long insn)
 {
-	unsigned long rip = t->saved.rip, aligned, shift, patched;
+	unsigned long rip = t->saved.rip;
 
-	if (!t->poked) {
-		t->spot = (rip & 7) != 7 ? rip : (rip & ~0xfffUL);
-		aligned = t->spot & ~7UL;
-		errno = 0;
-		t->word = (unsigned long)pt(PTRACE_PEEKTEXT, t->pid, aligned, 0);
-		if (errno)
-			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_PEEKTEXT at the entry point");
-	}
-	aligned = t->spot & ~7UL;
-	shift = (t->spot & 7) * 8;
-	patched = (t->word & ~(0xffffUL << shift)) | (insn << shift);
-	if (pt(PTRACE_POKETEXT, t->pid, aligned, patched) < 0)
-		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
-	t->poked = true;
-	return 0;
+	if (t->poked)
+		return poke_at(t, t->spot, insn);
+	return poke_at(t, (rip & 7) != 7 ? rip : (rip & ~0xfffUL), insn);
 }
 
 /* Run system call @nr(@a1, @a2) in the tracee at the poked instruction;
@@ -418,8 +467,11 @@ static int remote_syscall(struct tracee *t, long nr, unsigned long a1, unsigned 
 /* Put the program back as exec left it. */
 static int restore(struct tracee *t)
 {
-	if (t->poked && pt(PTRACE_POKETEXT, t->pid, t->spot & ~7UL, t->word) < 0)
-		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT (restore)");
+	int i;
+
+	for (i = 0; t->poked && i < t->nwords; i++)
+		if (pt(PTRACE_POKETEXT, t->pid, (t->spot & ~7UL) + 8UL * i, t->word[i]) < 0)
+			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT (restore)");
 	t->poked = false;
 	if (pt(PTRACE_SETREGS, t->pid, 0, (unsigned long)&t->saved) < 0)
 		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_SETREGS (restore)");
@@ -458,6 +510,79 @@ static int verify(struct tracee *t, const struct launch_opts *o)
 	return 0;
 }
 
+/*
+ * The glibc method: the dynamic loader enables the shadow stack, so the
+ * check comes after it and before the program's own code, at its entry
+ * point (AT_ENTRY). A system-call instruction there marks it: the loader
+ * (and the constructors of the libraries it loads) runs traced at every
+ * system call, with signals and stops passed through as before the exec,
+ * until the marker's syscall-enter stop. There the call is cancelled
+ * (orig_rax -1), the text and registers are put back (rcx and r11, which
+ * the instruction itself overwrote, hold nothing at an ELF entry point),
+ * and the kernel is asked what the loader did. No breakpoint, no single
+ * step: an int3 makes the kernel unblock and reset a blocked or ignored
+ * SIGTRAP, and Bochs mishandles single steps. Should anything rewrite the
+ * marker (a text relocation), it shows at the next system call, always
+ * made after such a write (mprotect): then the start-up fails.
+ */
+static int to_entry(struct tracee *t, const struct launch_opts *o)
+{
+	struct __ptrace_syscall_info info;
+	struct user_regs_struct regs;
+	int status, ret, sig = 0;
+	bool resume = true;
+
+	if (t->entry == t->saved.rip)
+		return fail(t, LAUNCH_STATIC, -ENOEXEC, NULL);
+	if (poke_at(t, t->entry, INSN_SYSCALL) < 0)
+		return -1;
+	fault_point("loader", t->pid);
+	for (;;) {
+		if (resume && pt(PTRACE_SYSCALL, t->pid, 0, (unsigned long)sig) < 0)
+			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_SYSCALL");
+		sig = 0;
+		resume = true;
+		ret = wait_tracee(t->pid, &status);
+		if (ret < 0)
+			return fail(t, LAUNCH_TRACE, ret, "waitpid");
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			t->res->wstatus = status;
+			t->pid = 0;
+			return fail(t, LAUNCH_DIED, 0, NULL);
+		}
+		if (!WIFSTOPPED(status))
+			continue;
+		if ((status >> 8) == (SIGTRAP | 0x80)) {
+			if (!poke_intact(t, INSN_SYSCALL))
+				return fail(t, LAUNCH_TRACE, -EPROTO,
+					    "the entry point was rewritten before the program started");
+			if (pt(PTRACE_GET_SYSCALL_INFO, t->pid, sizeof(info), (unsigned long)&info) < 0)
+				return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GET_SYSCALL_INFO");
+			if (info.op == PTRACE_SYSCALL_INFO_ENTRY &&
+			    info.instruction_pointer == t->entry + 2)
+				break;
+		} else if ((status >> 16) == PTRACE_EVENT_EXEC) {
+			return fail(t, LAUNCH_TRACE, -EPROTO, "an exec before the entry point");
+		} else if ((status >> 16) == PTRACE_EVENT_STOP) {
+			if (is_stop_signal(WSTOPSIG(status)) && pt(PTRACE_LISTEN, t->pid, 0, 0) == 0)
+				resume = false;		/* a group-stop: until SIGCONT */
+		} else if ((status >> 16) == 0) {
+			sig = WSTOPSIG(status);	/* the program's libraries run: deliver */
+		}
+	}
+	/* At the entry point, no instruction of the program run yet. */
+	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&regs) < 0)
+		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GETREGS");
+	regs.rax = regs.orig_rax;
+	regs.orig_rax = (unsigned long long)-1;
+	regs.rip = t->entry;
+	t->saved = regs;
+	fault_point("entry", t->pid);
+	if (restore(t) < 0)
+		return -1;
+	return verify(t, o);
+}
+
 /* Everything between the exec event stop and the verified state. */
 static int after_exec(struct tracee *t, const struct launch_opts *o)
 {
@@ -488,8 +613,8 @@ static int after_exec(struct tracee *t, const struct launch_opts *o)
 	if ((t->saved.orig_rax != SYS_execve && t->saved.orig_rax != SYS_execveat) ||
 	    t->saved.rax != 0)
 		return fail(t, LAUNCH_TRACE, -EPROTO, "the execve syscall-exit stop");
-	if (o->no_inject)
-		return verify(t, o);
+	if (o->at_entry)
+		return to_entry(t, o);
 
 	if (poke_insn(t, INSN_SYSCALL) < 0)
 		return -1;
@@ -848,6 +973,7 @@ const char *launch_stage_str(enum launch_stage stage)
 	case LAUNCH_ENABLE_WRSS:	return "enabling WRSS";
 	case LAUNCH_LOCK:		return "locking the features";
 	case LAUNCH_VERIFY:		return "verifying the features";
+	case LAUNCH_STATIC:		return "a program without a dynamic loader";
 	}
 	return "?";
 }

@@ -25,6 +25,36 @@ setup() {
 # The steps of the start-up, in order: in the caller (p-*) and in the tracer.
 STEPS=(p-forked t-start t-seize t-seized p-seized exec-event exec-exit inject-enter
 	inject-exit injected verified)
+# The glibc method's: the loader runs traced up to the entry point.
+GLIBC_STEPS=(p-forked t-start t-seize t-seized p-seized exec-event exec-exit loader entry
+	verified)
+
+# A library whose constructor runs in the loader's phase (before the
+# program's entry point) and appends "ctor PID tunables=GLIBC_TUNABLES" to
+# $CTOR_OUT.
+build_ctor() {
+	cat > "$TMP/ctor.c" <<'EOF'
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+__attribute__((constructor)) static void ctor(void)
+{
+	const char *out = getenv("CTOR_OUT"), *t = getenv("GLIBC_TUNABLES");
+	char line[512];
+	int fd, n;
+
+	if (!out)
+		return;
+	fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	n = snprintf(line, sizeof(line), "ctor %d tunables=%s\n", (int)getpid(), t ? t : "");
+	if (fd < 0 || write(fd, line, (size_t)n) != n)
+		_exit(99);
+	close(fd);
+}
+EOF
+	gcc -shared -fPIC -o "$TMP/ctor.so" "$TMP/ctor.c"
+}
 
 # How a command ended, seen by its parent: "exit N" or "signal N".
 ended() {
@@ -42,7 +72,7 @@ disturbed() {
 	how=$(CETCTL_FAULT=$fault CETCTL_FAULT_LOG=$TMP/log timeout -s KILL 20 \
 		perl -e 'system { $ARGV[0] } @ARGV; my $s = $?;
 			printf(($s & 127) ? "signal %d\n" : "exit %d\n", ($s & 127) ? $s & 127 : $s >> 8)' -- \
-		"$@" "$FAULTS" run --trace-only sh -c 'echo $$ > "$0"; exit 7' "$TMP/ran" 2>"$TMP/err")
+		"$@" "$FAULTS" run ${RUN_OPTS:---trace-only} sh -c 'echo $$ > "$0"; exit 7' "$TMP/ran" 2>"$TMP/err")
 	lines=$(wc -l < "$TMP/err")
 	if [ -e "$TMP/ran" ]; then
 		grep -qx "verified $(cat "$TMP/ran")" "$TMP/log" 2>/dev/null ||
@@ -375,4 +405,116 @@ EOF
 	[ "$status" -eq 9 ]
 	run "$CETCTL" run --trace-only "$TMP/edge"
 	[ "$status" -eq 9 ] || { echo "$output"; return 1; }
+}
+
+# A dynamically linked program ($TMP/prog) whose library's constructor runs
+# in the loader's phase (build_ctor) and whose main appends "main PID" to
+# $CTOR_OUT, then exits 7.
+build_prog() {
+	build_ctor
+	cat > "$TMP/prog.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(void)
+{
+	FILE *f = fopen(getenv("CTOR_OUT"), "a");
+
+	if (!f || fprintf(f, "main %d\n", (int)getpid()) < 0 || fclose(f))
+		return 99;
+	return 7;
+}
+EOF
+	gcc -o "$TMP/prog" "$TMP/prog.c" -Wl,--no-as-needed "$TMP/ctor.so" -Wl,-rpath,"$TMP"
+}
+
+@test "run --method=glibc: tunable appended, checked at the entry point after the loader" {
+	local pid
+	# defect 7: the glibc method checked at the exec, before the loader had
+	# enabled anything, so it verified nothing. CETCTL_FAULT_GLIBC=1 pretends
+	# glibc >= 2.39 and shadow stacks: the loader here enables nothing, so
+	# the check at the entry point must refuse, after the loader ran (the
+	# constructor saw the tunable, appended) and before the program's main.
+	build_prog
+	export CTOR_OUT=$TMP/out
+	run env CETCTL_FAULT_GLIBC=1 GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2 \
+		"$FAULTS" run -q --shstk --method=glibc "$TMP/prog"
+	[ "$status" -eq 125 ] || { echo "status $status: $output"; cat "$TMP/out"; return 1; }
+	[ "${#lines[@]}" -eq 1 ] && [[ "$output" == *"program not run" ]] || { echo "$output"; return 1; }
+	grep -qx "ctor [0-9]* tunables=glibc.cpu.hwcaps=-AVX2:glibc.cpu.hwcaps=SHSTK" "$TMP/out" ||
+		{ cat "$TMP/out"; return 1; }
+	! grep -q '^main' "$TMP/out" || { echo "FAIL OPEN: main ran"; cat "$TMP/out"; return 1; }
+}
+
+@test "run --trace-only --method=glibc: stopped at the entry point, after the loader, then runs" {
+	local pid
+	build_prog
+	export CTOR_OUT=$TMP/out
+	run env CETCTL_FAULT_LOG="$TMP/out" "$FAULTS" run --trace-only --method=glibc "$TMP/prog"
+	[ "$status" -eq 7 ] || { echo "status $status: $output"; return 1; }
+	[ -z "$output" ]
+	# in this order, one process: its loader, the verified stop, its main
+	pid=$(awk 'NR == 1 {print $2}' "$TMP/out")
+	[ "$(cat "$TMP/out")" = "$(printf 'ctor %s tunables=\nverified %s\nmain %s' "$pid" "$pid" "$pid")" ] ||
+		{ cat "$TMP/out"; return 1; }
+}
+
+@test "run --method=glibc: disturbed at every step, the program runs verified or not at all" {
+	local step act out
+	export RUN_OPTS="--trace-only --method=glibc"
+	for step in "${GLIBC_STEPS[@]}"; do
+		for act in kill exit sig=10 sig=28 sig=17; do
+			[[ $step == p-* && $act != sig=* ]] && continue
+			run disturbed "$step:$act"
+			[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+			if [ "$act" = sig=28 ]; then
+				[[ "$output" == *"ran verified"* ]] || { echo "$output"; return 1; }
+			fi
+		done
+	done
+	# ^Z while the loader runs: stopped, continued, then on to the entry point
+	out=$(CETCTL_FAULT=loader:pgsig=20 perl "$TOOLS/jobctl.pl" 0 ZERO "$FAULTS" run \
+		--trace-only --method=glibc perl -e 'select(undef, undef, undef, 0.3); exit 7')
+	[[ "$out" =~ ^exit\ 7\ stops\ [1-9] ]] || { echo "loader: $out"; return 1; }
+}
+
+@test "run --method=glibc: a static program is refused, auto takes ptrace for it" {
+	cat > "$TMP/static.S" <<'EOF'
+	.globl _start
+_start:
+	mov $60, %eax
+	mov $9, %edi
+	syscall
+EOF
+	gcc -nostdlib -static -o "$TMP/static" "$TMP/static.S"
+	run env CETCTL_FAULT_GLIBC=1 "$FAULTS" run -q --shstk --method=glibc "$TMP/static"
+	[ "$status" -eq 125 ] && [[ "$output" == *"has no dynamic loader"*"program not run" ]] ||
+		{ echo "status $status: $output"; return 1; }
+	# auto: glibc for a dynamic program, ptrace for a static one
+	run env CETCTL_FAULT_GLIBC=1 "$FAULTS" run -q --shstk "$TMP/static"
+	[[ "$output" != *"no dynamic loader"* ]] || { echo "$output"; return 1; }
+	[ "$status" -eq 9 ] || [[ "$output" == *"cannot enable the shadow stack"* ]] ||
+		{ echo "status $status: $output"; return 1; }
+}
+
+@test "run --method=glibc: an entry point straddling two words gets its marker" {
+	# the system-call instruction marking the entry point takes two
+	# PEEK/POKE words when the entry is the last byte of one
+	cat > "$TMP/odd.S" <<'EOF'
+	.text
+	.balign 16
+	.skip 7
+	.globl _start
+_start:
+	mov $60, %eax
+	mov $9, %edi
+	syscall
+EOF
+	gcc -nostartfiles -o "$TMP/odd" "$TMP/odd.S"
+	local entry
+	entry=$(readelf -h "$TMP/odd" | awk '/Entry point/ {print $4}')
+	[ $(( entry % 8 )) -eq 7 ] || skip "the linker put _start at $entry"
+	readelf -lW "$TMP/odd" | grep -q INTERP || skip "no PT_INTERP"
+	run "$FAULTS" run --trace-only --method=glibc "$TMP/odd"
+	[ "$status" -eq 9 ] || { echo "status $status: $output"; return 1; }
 }
