@@ -464,8 +464,8 @@ static int remote_syscall(struct tracee *t, long nr, unsigned long a1, unsigned 
 	return 0;
 }
 
-/* Put the program back as exec left it. */
-static int restore(struct tracee *t)
+/* The original text back where the instruction was poked. */
+static int unpoke(struct tracee *t)
 {
 	int i;
 
@@ -473,6 +473,14 @@ static int restore(struct tracee *t)
 		if (pt(PTRACE_POKETEXT, t->pid, (t->spot & ~7UL) + 8UL * i, t->word[i]) < 0)
 			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT (restore)");
 	t->poked = false;
+	return 0;
+}
+
+/* Put the program back as exec left it. */
+static int restore(struct tracee *t)
+{
+	if (unpoke(t) < 0)
+		return -1;
 	if (pt(PTRACE_SETREGS, t->pid, 0, (unsigned long)&t->saved) < 0)
 		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_SETREGS (restore)");
 	return 0;
@@ -523,7 +531,9 @@ static int verify(struct tracee *t, const struct launch_opts *o)
  * step: an int3 makes the kernel unblock and reset a blocked or ignored
  * SIGTRAP, and Bochs mishandles single steps. Should anything rewrite the
  * marker (a text relocation), it shows at the next system call, always
- * made after such a write (mprotect): then the start-up fails.
+ * made after such a write (mprotect): then the start-up fails. A process
+ * forked meanwhile (by a constructor) must not inherit the marker: it is
+ * taken out across fork, vfork and clone, and put back at their exit stop.
  */
 static int to_entry(struct tracee *t, const struct launch_opts *o)
 {
@@ -553,14 +563,26 @@ static int to_entry(struct tracee *t, const struct launch_opts *o)
 		if (!WIFSTOPPED(status))
 			continue;
 		if ((status >> 8) == (SIGTRAP | 0x80)) {
+			if (pt(PTRACE_GET_SYSCALL_INFO, t->pid, sizeof(info), (unsigned long)&info) < 0)
+				return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GET_SYSCALL_INFO");
+			if (!t->poked) {
+				/* the exit stop of a fork: the marker back */
+				if (info.op == PTRACE_SYSCALL_INFO_EXIT &&
+				    poke_at(t, t->entry, INSN_SYSCALL) < 0)
+					return -1;
+				continue;
+			}
 			if (!poke_intact(t, INSN_SYSCALL))
 				return fail(t, LAUNCH_TRACE, -EPROTO,
 					    "the entry point was rewritten before the program started");
-			if (pt(PTRACE_GET_SYSCALL_INFO, t->pid, sizeof(info), (unsigned long)&info) < 0)
-				return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GET_SYSCALL_INFO");
 			if (info.op == PTRACE_SYSCALL_INFO_ENTRY &&
 			    info.instruction_pointer == t->entry + 2)
 				break;
+			if (info.op == PTRACE_SYSCALL_INFO_ENTRY &&
+			    (info.entry.nr == SYS_fork || info.entry.nr == SYS_vfork ||
+			     info.entry.nr == SYS_clone || info.entry.nr == SYS_clone3) &&
+			    unpoke(t) < 0)
+				return -1;
 		} else if ((status >> 16) == PTRACE_EVENT_EXEC) {
 			return fail(t, LAUNCH_TRACE, -EPROTO, "an exec before the entry point");
 		} else if ((status >> 16) == PTRACE_EVENT_STOP) {

@@ -37,6 +37,7 @@ build_ctor() {
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 __attribute__((constructor)) static void ctor(void)
 {
@@ -46,6 +47,16 @@ __attribute__((constructor)) static void ctor(void)
 
 	if (!out)
 		return;
+	if (getenv("CTOR_FORK")) {
+		/* a child that goes on to the program's main, as its parent does */
+		pid_t c = fork();
+		int st;
+
+		if (c > 0 && (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 7))
+			_exit(98);
+		if (c == 0)
+			unsetenv("CTOR_FORK");
+	}
 	fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0600);
 	n = snprintf(line, sizeof(line), "ctor %d tunables=%s\n", (int)getpid(), t ? t : "");
 	if (fd < 0 || write(fd, line, (size_t)n) != n)
@@ -457,6 +468,30 @@ EOF
 	pid=$(awk 'NR == 1 {print $2}' "$TMP/out")
 	[ "$(cat "$TMP/out")" = "$(printf 'ctor %s tunables=\nverified %s\nmain %s' "$pid" "$pid" "$pid")" ] ||
 		{ cat "$TMP/out"; return 1; }
+}
+
+@test "run --method=glibc: a process forked before the entry point does not inherit the marker" {
+	# A constructor forks and both processes go on to the entry point. The
+	# child must start there, not at the syscall marking it: its _start
+	# jumps over a ud2 that a start two bytes in would hit (SIGILL), and the
+	# constructor makes the parent exit 98 unless the child exited 7.
+	build_ctor
+	cat > "$TMP/fork.S" <<'EOF'
+	.text
+	.globl _start
+_start:
+	jmp 1f
+	ud2
+1:	mov $60, %eax
+	mov $7, %edi
+	syscall
+EOF
+	gcc -nostartfiles -o "$TMP/fork" "$TMP/fork.S" -Wl,--no-as-needed "$TMP/ctor.so" \
+		-Wl,-rpath,"$TMP"
+	run env CTOR_OUT="$TMP/out" CTOR_FORK=1 "$TMP/fork"
+	[ "$status" -eq 7 ] || skip "the fixture does not run as expected without cetctl ($status)"
+	run env CTOR_OUT="$TMP/out" CTOR_FORK=1 "$FAULTS" run --trace-only --method=glibc "$TMP/fork"
+	[ "$status" -eq 7 ] || { echo "status $status: $output"; return 1; }
 }
 
 @test "run --method=glibc: disturbed at every step, the program runs verified or not at all" {
