@@ -553,3 +553,23 @@ EOF
 	run "$FAULTS" run --trace-only --method=glibc "$TMP/odd"
 	[ "$status" -eq 9 ] || { echo "status $status: $output"; return 1; }
 }
+
+@test "run --method=glibc: every refusal is 125 with one line, as the man page says" {
+	local man=$BATS_TEST_DIRNAME/../../man/cetctl-run.1
+	# the man page lists these among the 125 causes
+	for what in 'with a glibc before 2.39' 'or for a program without a dynamic loader' \
+		'.B \-\-wrss'; do
+		sed -n '/^\.SH EXIT STATUS/,/^\.SH ENVIRONMENT/p' "$man" | grep -qF -- "$what" ||
+			{ echo "man: EXIT STATUS lacks: $what"; return 1; }
+	done
+	run "$FAULTS" run -q --shstk --method=glibc true
+	if [ "$(printf '%s\n2.39\n' "$(getconf GNU_LIBC_VERSION | awk '{print $2}')" | sort -V |
+		head -n1)" != 2.39 ]; then
+		[ "$status" -eq 125 ] && [ "${#lines[@]}" -eq 1 ] || { echo "$status: $output"; return 1; }
+	fi
+	for o in --wrss --no-lock; do
+		run env CETCTL_FAULT_GLIBC=1 "$FAULTS" run -q --shstk $o --method=glibc touch "$TMP/ran"
+		[ "$status" -eq 125 ] && [ "${#lines[@]}" -eq 1 ] || { echo "$o: $status: $output"; return 1; }
+		[ ! -e "$TMP/ran" ]
+	done
+}
