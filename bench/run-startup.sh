@@ -13,6 +13,12 @@
 #                                                only where this CPU/kernel has user_shstk)
 # Uses hyperfine when installed (vm/install-deps.sh installs it), else a bash loop.
 # Results: a table on stdout; with hyperfine also bench/results-<host>.md if BENCH_SAVE=1.
+#
+# BENCH_PERF=1: perf stat instead, BENCH_ROUNDS (3) interleaved rounds of BENCH_RUNS
+# each, CPU time (task-clock: the command and its children, tracer included), wall
+# time and context switches per start-up, for /bin/true; BENCH_BASELINE=OTHER-CETCTL
+# adds its rows (before/after comparisons in the same period on a shared machine),
+# and the --trace-only --method=glibc row is added (the loader traced to the entry).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,6 +29,25 @@ runs=${BENCH_RUNS:-200}
 shstk=0
 if grep -qw user_shstk /proc/cpuinfo && grep -q '^x86_Thread_features:' /proc/self/status; then
 	shstk=1
+fi
+
+if [[ ${BENCH_PERF:-0} == 1 ]]; then
+	cmds=("/bin/true")
+	[[ -n ${BENCH_BASELINE:-} ]] && cmds+=("$BENCH_BASELINE run /bin/true"
+		"$BENCH_BASELINE run --trace-only /bin/true")
+	cmds+=("$CETCTL run /bin/true" "$CETCTL run --trace-only /bin/true"
+		"$CETCTL run --trace-only --method=glibc /bin/true")
+	for ((r = 1; r <= ${BENCH_ROUNDS:-3}; r++)); do
+		echo "== round $r, $(cut -d' ' -f1-3 /proc/loadavg) load"
+		for c in "${cmds[@]}"; do
+			# shellcheck disable=SC2086
+			perf stat -r "$runs" -e task-clock,context-switches $c 2>&1 >/dev/null |
+				awk -v c="$c" '/task-clock/ {cpu = $1} /context-switches/ {cs = $1}
+					/elapsed/ {w = $1 * 1000}
+					END {printf "%-60s cpu %6.2f ms  wall %6.2f ms  cs %s\n", c, cpu, w, cs}'
+		done
+	done
+	exit 0
 fi
 
 for prog in "/bin/true" "/bin/ls /"; do

@@ -518,6 +518,11 @@ static int start_failed(const struct launch_result *r, void *arg)
 			    shstk_features_str(r->got_enabled, feat, sizeof(feat)),
 			    shstk_features_str(r->got_locked, lock, sizeof(lock)));
 		return CETCTL_EXIT_RUN_FAILED;
+	case LAUNCH_STATIC:
+		say("%s has no dynamic loader: glibc would enable its shadow stack in the "
+		    "program's own start-up code, too late to verify before it runs; use "
+		    "--method=ptrace; program not run", path);
+		return CETCTL_EXIT_RUN_FAILED;
 	case LAUNCH_OK:
 		break;
 	}
@@ -527,15 +532,18 @@ static int start_failed(const struct launch_result *r, void *arg)
 
 /*
  * launch_exec() returned: nothing ran. When the exec itself failed, this
- * process is still traced by the start-up tracer (which leaves when we do):
- * exit at once, without exit handlers that cannot work under ptrace (a
- * sanitizer's leak check stops the world with ptrace). stderr is unbuffered.
+ * process is still traced by the start-up tracer (which leaves when we do);
+ * when the tracer went away silently, it may have seized us first and be
+ * traced still (until the kernel's kill-on-exit lands, or as long as a
+ * tracer that closed its pipe lingers): exit at once, without exit
+ * handlers that cannot work under ptrace (a sanitizer's leak check stops
+ * the world with ptrace). stderr is unbuffered.
  */
 static int launch_failed(const struct launch_result *res, const char *path)
 {
 	int rc = start_failed(res, (void *)path);
 
-	if (res->stage == LAUNCH_EXEC)
+	if (res->stage == LAUNCH_EXEC || res->stage == LAUNCH_TRACER)
 		_exit(rc);
 	return rc;
 }
@@ -559,18 +567,20 @@ static void usage(void)
 	printf("  -w, --wrss             also enable WRSS (implies --shstk)\n");
 	printf("      --lock             lock the features after enabling (default)\n");
 	printf("      --no-lock          leave the features unlocked\n");
-	printf("  -m, --method <how>     ptrace, glibc (glibc >= 2.39) or auto (default)\n");
+	printf("  -m, --method <how>     ptrace, glibc (glibc >= 2.39, verified at the entry\n"
+	       "                         point after the loader) or auto (default)\n");
 	printf("  -q, --quiet            no warnings about markings and the C library\n");
 	printf("      --no-preload       do not preload the setjmp/longjmp helper library\n");
-	printf("      --trace-only       start through the tracer but enable nothing (tests)\n");
+	printf("      --trace-only       start through the tracer but enable nothing (tests;\n"
+	       "                         with --method=glibc: its start-up and entry check)\n");
 	printf("  -h, --help             display this help\n");
 	printf("  -V, --version          display version\n");
 	printf("\nWithout --shstk or --wrss the program is simply executed.\n");
 	printf("The program runs protected from its first instruction, or not at all.\n");
 	printf("Exit status: the program's own (it replaces cetctl); 125 cetctl failed\n"
-	       "(usage, shadow stacks cannot be enabled or verified, a privileged exec:\n"
-	       "the program did not run), 126 the program cannot be executed,\n"
-	       "127 it was not found.\n");
+	       "(usage, shadow stacks cannot be enabled or verified, a privileged exec,\n"
+	       "--method=glibc not possible here: the program did not run), 126 the\n"
+	       "program cannot be executed, 127 it was not found.\n");
 }
 
 int cmd_run(int argc, char **argv)
@@ -595,7 +605,7 @@ int cmd_run(int argc, char **argv)
 	struct launch_result res;
 	const char *preload = NULL;
 	char **envp = environ;
-	bool cet_glibc;
+	bool cet_glibc, supported;
 	int c, rc, blocks, err;
 
 	/* '+': options end at the program name; its own options are its own. */
@@ -665,11 +675,21 @@ int cmd_run(int argc, char **argv)
 	}
 
 	cet_glibc = glibc_cet_aware();
-	if (o.trace_only)
+	supported = o.trace_only || system_supports_shstk(why, sizeof(why));
+#ifdef CETCTL_FAULT_HOOKS
+	/* Tests: pretend glibc >= 2.39 on a system with shadow stacks, to drive
+	 * the glibc method's verification where neither exists. */
+	if (getenv("CETCTL_FAULT_GLIBC"))
+		cet_glibc = supported = true;
+#endif
+	if (o.trace_only && o.method != METHOD_GLIBC)
 		o.method = METHOD_PTRACE;
+	/* glibc enables shadow stacks in its dynamic loader: a static program
+	 * would enable them in its own code, too late to verify. */
 	if (o.method == METHOD_AUTO)
-		o.method = cet_glibc ? METHOD_GLIBC : METHOD_PTRACE;
-	if (o.method == METHOD_GLIBC) {
+		o.method = cet_glibc && elf_interpreter(path, libc, sizeof(libc)) ?
+			   METHOD_GLIBC : METHOD_PTRACE;
+	if (o.method == METHOD_GLIBC && !o.trace_only) {
 		if (!cet_glibc) {
 			say("--method=glibc needs glibc >= %s, which manages shadow stacks itself; "
 			    "this is glibc %s (use --method=ptrace)", GLIBC_CET_AWARE,
@@ -683,7 +703,7 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 
-	if (!o.trace_only && !system_supports_shstk(why, sizeof(why))) {
+	if (!supported) {
 		say("this CPU/kernel cannot do shadow stacks (%s); %s was not started", why, path);
 		return CETCTL_EXIT_RUN_FAILED;
 	}
@@ -704,13 +724,18 @@ int cmd_run(int argc, char **argv)
 	if (o.method == METHOD_GLIBC) {
 		/* Appended: in GLIBC_TUNABLES the last setting of a tunable wins.
 		 * Started through the tracer all the same: a privileged exec
-		 * (where glibc ignores tunables) is refused, nothing else done. */
-		envp = env_with("GLIBC_TUNABLES", "glibc.cpu.hwcaps=SHSTK", ':', true);
-		if (!envp) {
-			say("out of memory");
-			return CETCTL_EXIT_RUN_FAILED;
+		 * (where glibc ignores tunables) is refused, and what the loader
+		 * did is verified at the program's entry point (lib/launch.c).
+		 * --trace-only: the same stop and check, nothing asked of glibc. */
+		if (!o.trace_only) {
+			envp = env_with("GLIBC_TUNABLES", "glibc.cpu.hwcaps=SHSTK", ':', true);
+			if (!envp) {
+				say("out of memory");
+				return CETCTL_EXIT_RUN_FAILED;
+			}
+			lo.enable = lo.lock = ARCH_SHSTK_SHSTK;
 		}
-		lo.no_inject = true;
+		lo.at_entry = true;
 		launch_exec(path, argv, envp, &lo, start_failed, path, &res);
 		env_free(envp);
 		return launch_failed(&res, path);

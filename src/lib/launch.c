@@ -3,17 +3,28 @@
  * The fail-closed start-up (see launch.h). Processes and stops:
  *
  *   caller P (becomes the program)      tracer T (grandchild, own pgrp)
- *   fork C; C: setpgid, fork T, exit
- *                                  <-- HELLO (T's pid)
- *   PR_SET_PTRACER T (Yama), "go" -->
+ *   clone C (no exit signal);
+ *   C: setpgid, fork T, exit
+ *   [Yama scope 1: PR_SET_PTRACER C,
+ *    "go" -->; C lives until P lets go]
  *                                       PTRACE_SEIZE(P, EXITKILL|TRACEEXEC|SYSGOOD)
  *                                  <-- SEIZED (or the errno)
- *   execve                               wait: signal-delivery-stops before the
+ *                                       pidfd: P's pid as /proc numbers it
+ *   reap C, execve                       wait: signal-delivery-stops before the
  *                                        exec pass through, group-stops LISTEN
  *                                        PTRACE_EVENT_EXEC stop
  *                                        PTRACE_SYSCALL -> execve exit stop
  *                                        AT_SECURE? x86-64? inject, lock,
  *                                        verify, DETACH(first held signal)
+ *
+ * One message on the critical path before the exec (SEIZED): T seizes as
+ * soon as it runs, unless Yama's relational ptrace_scope needs P to name
+ * a tracer first; then P names C (Yama accepts any descendant of the named
+ * process, so T), which is known the moment it is cloned, and C stays
+ * alive until the seize, since Yama forgets a relation whose tracer exits.
+ * C is cloned without an exit signal: the caller's SIGCHLD disposition
+ * cannot reap it, no SIGCHLD reaches P while it is traced, and P reaps it
+ * (__WALL) right before its exec, by when it has long exited.
  *
  * P never runs the program unless T seized it first (it execs only after
  * SEIZED); from then on the kernel kills P if T exits (EXITKILL), and T lets
@@ -67,7 +78,10 @@ struct tracee {
 	int pending[MAX_PENDING];
 	int npending;
 	bool poked;		/* the syscall instruction is in place */
-	unsigned long spot, word;	/* where, and the original aligned word */
+	unsigned long spot;	/* where */
+	unsigned long word[2];	/* the original aligned word(s) there */
+	int nwords;		/* 2 when the instruction straddles two words */
+	unsigned long entry;	/* AT_ENTRY: the program's own entry point */
 	struct user_regs_struct saved;	/* registers at the execve exit stop */
 	bool have_regs;
 	struct launch_result *res;
@@ -78,7 +92,10 @@ struct tracee {
  * CETCTL_FAULT=<step>:<action> acts at a named step of the start-up, to
  * force the races the fail-closed tests need. Actions: kill (this process
  * dies of SIGKILL), exit (it exits 3), sig=N (signal N to the program),
- * pgsig=N (signal N to the program's process group), sleep=MS.
+ * pgsig=N (signal N to the program's process group), sleep=MS, closefds
+ * (close every descriptor above stderr, then linger 300 ms).
+ * CETCTL_FAULT_YAMA=1: the hand-shake Yama's relational ptrace_scope needs,
+ * where there is no Yama (the protocol, not Yama's permission check).
  * CETCTL_FAULT_LOG=FILE: the tracer appends "verified PID" right before it
  * detaches, so a test can tell a program released by a verified start-up.
  */
@@ -101,6 +118,11 @@ static void fault_point(const char *step, pid_t program)
 		kill(-getpgid(program), atoi(colon + 6));
 	else if (strncmp(colon, "sleep=", 6) == 0)
 		usleep((useconds_t)atoi(colon + 6) * 1000);
+	else if (strcmp(colon, "closefds") == 0) {
+		/* gone as far as the other side can tell, yet still here */
+		syscall(SYS_close_range, 3U, ~0U, 0U);
+		usleep(300 * 1000);
+	}
 }
 
 static void fault_log(const char *what, pid_t pid)
@@ -287,14 +309,15 @@ static int resolve_proc_pid(struct tracee *t)
 	return 0;
 }
 
-/* 1 when the kernel set AT_SECURE in the new image's auxv, 0 not, or -1. */
+/* 1 when the kernel set AT_SECURE in the new image's auxv, 0 not, or -1;
+ * the entry point (AT_ENTRY) in t->entry. */
 static int at_secure(struct tracee *t)
 {
 	char path[64];
 	unsigned long auxv[2 * 64];
 	ssize_t n;
 	size_t i;
-	int fd;
+	int fd, ret = -1;
 
 	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)t->proc_pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -304,10 +327,15 @@ static int at_secure(struct tracee *t)
 	close(fd);
 	if (n < (ssize_t)(2 * sizeof(long)))
 		return fail(t, LAUNCH_TRACE, n < 0 ? -errno : -EPROTO, "reading /proc/PID/auxv");
-	for (i = 0; i + 1 < (size_t)n / sizeof(long) && auxv[i] != AT_NULL; i += 2)
+	for (i = 0; i + 1 < (size_t)n / sizeof(long) && auxv[i] != AT_NULL; i += 2) {
+		if (auxv[i] == AT_ENTRY)
+			t->entry = auxv[i + 1];
 		if (auxv[i] == AT_SECURE)
-			return auxv[i + 1] != 0;
-	return fail(t, LAUNCH_TRACE, -EPROTO, "no AT_SECURE in /proc/PID/auxv");
+			ret = auxv[i + 1] != 0;
+	}
+	if (ret < 0 || !t->entry)
+		return fail(t, LAUNCH_TRACE, -EPROTO, "no AT_SECURE or AT_ENTRY in /proc/PID/auxv");
+	return ret;
 }
 
 /* 0 when the new image is an x86-64 ELF program (not x32, not i386). */
@@ -339,31 +367,71 @@ static int check_x86_64(struct tracee *t)
 /* ---- the injected calls ---- */
 
 /*
- * Put a 2-byte system-call instruction where it fits: at the entry point,
- * unless it would straddle two words there (the last byte of an aligned
- * word, maybe of the page); then at the start of the entry point's page,
- * which is mapped and executable too. PEEK/POKE work on aligned words,
- * which never cross a page.
+ * Put the 2-byte instruction @insn at @addr, keeping the original text:
+ * PEEK/POKE work on aligned words, so an instruction at the last byte of a
+ * word takes two (the second may be on the next page, which must be mapped).
+ */
+static int poke_at(struct tracee *t, unsigned long addr, unsigned long insn)
+{
+	unsigned long aligned = addr & ~7UL, shift = (addr & 7) * 8, patched;
+	int i;
+
+	if (!t->poked) {
+		t->spot = addr;
+		t->nwords = (addr & 7) == 7 ? 2 : 1;
+		for (i = 0; i < t->nwords; i++) {
+			errno = 0;
+			t->word[i] = (unsigned long)pt(PTRACE_PEEKTEXT, t->pid, aligned + 8UL * i, 0);
+			if (errno)
+				return fail(t, LAUNCH_TRACE, -errno, "PTRACE_PEEKTEXT at the entry point");
+		}
+	}
+	if (t->nwords == 1) {
+		patched = (t->word[0] & ~(0xffffUL << shift)) | (insn << shift);
+		if (pt(PTRACE_POKETEXT, t->pid, aligned, patched) < 0)
+			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
+	} else {
+		patched = (t->word[0] & ~(0xffUL << 56)) | ((insn & 0xff) << 56);
+		if (pt(PTRACE_POKETEXT, t->pid, aligned, patched) < 0)
+			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
+		t->poked = true;	/* from here, restore() puts the first word back */
+		patched = (t->word[1] & ~0xffUL) | (insn >> 8);
+		if (pt(PTRACE_POKETEXT, t->pid, aligned + 8, patched) < 0)
+			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
+	}
+	t->poked = true;
+	return 0;
+}
+
+/* Whether the instruction poked at t->spot is still there. */
+static bool poke_intact(struct tracee *t, unsigned long insn)
+{
+	unsigned long aligned = t->spot & ~7UL, w;
+
+	errno = 0;
+	w = (unsigned long)pt(PTRACE_PEEKTEXT, t->pid, aligned, 0);
+	if (errno)
+		return false;
+	if (t->nwords == 1)
+		return ((w >> ((t->spot & 7) * 8)) & 0xffff) == insn;
+	if ((w >> 56) != (insn & 0xff))
+		return false;
+	w = (unsigned long)pt(PTRACE_PEEKTEXT, t->pid, aligned + 8, 0);
+	return !errno && (w & 0xff) == (insn >> 8);
+}
+
+/*
+ * A system-call instruction for the injected calls, where it fits: at the
+ * entry point, unless it would straddle two words there (maybe two pages);
+ * then at the start of the entry point's page, mapped and executable too.
  */
 static int poke_insn(struct tracee *t, unsigned long insn)
 {
-	unsigned long rip = t->saved.rip, aligned, shift, patched;
+	unsigned long rip = t->saved.rip;
 
-	if (!t->poked) {
-		t->spot = (rip & 7) != 7 ? rip : (rip & ~0xfffUL);
-		aligned = t->spot & ~7UL;
-		errno = 0;
-		t->word = (unsigned long)pt(PTRACE_PEEKTEXT, t->pid, aligned, 0);
-		if (errno)
-			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_PEEKTEXT at the entry point");
-	}
-	aligned = t->spot & ~7UL;
-	shift = (t->spot & 7) * 8;
-	patched = (t->word & ~(0xffffUL << shift)) | (insn << shift);
-	if (pt(PTRACE_POKETEXT, t->pid, aligned, patched) < 0)
-		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
-	t->poked = true;
-	return 0;
+	if (t->poked)
+		return poke_at(t, t->spot, insn);
+	return poke_at(t, (rip & 7) != 7 ? rip : (rip & ~0xfffUL), insn);
 }
 
 /* Run system call @nr(@a1, @a2) in the tracee at the poked instruction;
@@ -383,25 +451,36 @@ static int remote_syscall(struct tracee *t, long nr, unsigned long a1, unsigned 
 	fault_point("inject-enter", t->pid);
 	if (resume_until(t, PTRACE_SYSCALL, SIGTRAP | 0x80) < 0)
 		return -1;
-	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&regs) < 0)
-		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GETREGS");
-	if (regs.orig_rax != (unsigned long long)nr || regs.rip != t->spot + 2)
-		return fail(t, LAUNCH_TRACE, -EPROTO, "syscall-enter stop of the injected call");
+	/* The syscall-enter stop: checked at the exit stop, where orig_rax and
+	 * rip are still what the entry saw (one PTRACE_GETREGS fewer). */
 	fault_point("inject-exit", t->pid);
 	if (resume_until(t, PTRACE_SYSCALL, SIGTRAP | 0x80) < 0)
 		return -1;
 	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&regs) < 0)
 		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GETREGS");
+	if (regs.orig_rax != (unsigned long long)nr || regs.rip != t->spot + 2)
+		return fail(t, LAUNCH_TRACE, -EPROTO, "syscall stops of the injected call");
 	*result = (long)regs.rax;
+	return 0;
+}
+
+/* The original text back where the instruction was poked. */
+static int unpoke(struct tracee *t)
+{
+	int i;
+
+	for (i = 0; t->poked && i < t->nwords; i++)
+		if (pt(PTRACE_POKETEXT, t->pid, (t->spot & ~7UL) + 8UL * i, t->word[i]) < 0)
+			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT (restore)");
+	t->poked = false;
 	return 0;
 }
 
 /* Put the program back as exec left it. */
 static int restore(struct tracee *t)
 {
-	if (t->poked && pt(PTRACE_POKETEXT, t->pid, t->spot & ~7UL, t->word) < 0)
-		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT (restore)");
-	t->poked = false;
+	if (unpoke(t) < 0)
+		return -1;
 	if (pt(PTRACE_SETREGS, t->pid, 0, (unsigned long)&t->saved) < 0)
 		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_SETREGS (restore)");
 	return 0;
@@ -439,6 +518,93 @@ static int verify(struct tracee *t, const struct launch_opts *o)
 	return 0;
 }
 
+/*
+ * The glibc method: the dynamic loader enables the shadow stack, so the
+ * check comes after it and before the program's own code, at its entry
+ * point (AT_ENTRY). A system-call instruction there marks it: the loader
+ * (and the constructors of the libraries it loads) runs traced at every
+ * system call, with signals and stops passed through as before the exec,
+ * until the marker's syscall-enter stop. There the call is cancelled
+ * (orig_rax -1), the text and registers are put back (rcx and r11, which
+ * the instruction itself overwrote, hold nothing at an ELF entry point),
+ * and the kernel is asked what the loader did. No breakpoint, no single
+ * step: an int3 makes the kernel unblock and reset a blocked or ignored
+ * SIGTRAP, and Bochs mishandles single steps. Should anything rewrite the
+ * marker (a text relocation), it shows at the next system call, always
+ * made after such a write (mprotect): then the start-up fails. A process
+ * forked meanwhile (by a constructor) must not inherit the marker: it is
+ * taken out across fork, vfork and clone, and put back at their exit stop.
+ */
+static int to_entry(struct tracee *t, const struct launch_opts *o)
+{
+	struct __ptrace_syscall_info info;
+	struct user_regs_struct regs;
+	int status, ret, sig = 0;
+	bool resume = true;
+
+	if (t->entry == t->saved.rip)
+		return fail(t, LAUNCH_STATIC, -ENOEXEC, NULL);
+	if (poke_at(t, t->entry, INSN_SYSCALL) < 0)
+		return -1;
+	fault_point("loader", t->pid);
+	for (;;) {
+		if (resume && pt(PTRACE_SYSCALL, t->pid, 0, (unsigned long)sig) < 0)
+			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_SYSCALL");
+		sig = 0;
+		resume = true;
+		ret = wait_tracee(t->pid, &status);
+		if (ret < 0)
+			return fail(t, LAUNCH_TRACE, ret, "waitpid");
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			t->res->wstatus = status;
+			t->pid = 0;
+			return fail(t, LAUNCH_DIED, 0, NULL);
+		}
+		if (!WIFSTOPPED(status))
+			continue;
+		if ((status >> 8) == (SIGTRAP | 0x80)) {
+			if (pt(PTRACE_GET_SYSCALL_INFO, t->pid, sizeof(info), (unsigned long)&info) < 0)
+				return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GET_SYSCALL_INFO");
+			if (!t->poked) {
+				/* the exit stop of a fork: the marker back */
+				if (info.op == PTRACE_SYSCALL_INFO_EXIT &&
+				    poke_at(t, t->entry, INSN_SYSCALL) < 0)
+					return -1;
+				continue;
+			}
+			if (!poke_intact(t, INSN_SYSCALL))
+				return fail(t, LAUNCH_TRACE, -EPROTO,
+					    "the entry point was rewritten before the program started");
+			if (info.op == PTRACE_SYSCALL_INFO_ENTRY &&
+			    info.instruction_pointer == t->entry + 2)
+				break;
+			if (info.op == PTRACE_SYSCALL_INFO_ENTRY &&
+			    (info.entry.nr == SYS_fork || info.entry.nr == SYS_vfork ||
+			     info.entry.nr == SYS_clone || info.entry.nr == SYS_clone3) &&
+			    unpoke(t) < 0)
+				return -1;
+		} else if ((status >> 16) == PTRACE_EVENT_EXEC) {
+			return fail(t, LAUNCH_TRACE, -EPROTO, "an exec before the entry point");
+		} else if ((status >> 16) == PTRACE_EVENT_STOP) {
+			if (is_stop_signal(WSTOPSIG(status)) && pt(PTRACE_LISTEN, t->pid, 0, 0) == 0)
+				resume = false;		/* a group-stop: until SIGCONT */
+		} else if ((status >> 16) == 0) {
+			sig = WSTOPSIG(status);	/* the program's libraries run: deliver */
+		}
+	}
+	/* At the entry point, no instruction of the program run yet. */
+	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&regs) < 0)
+		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GETREGS");
+	regs.rax = regs.orig_rax;
+	regs.orig_rax = (unsigned long long)-1;
+	regs.rip = t->entry;
+	t->saved = regs;
+	fault_point("entry", t->pid);
+	if (restore(t) < 0)
+		return -1;
+	return verify(t, o);
+}
+
 /* Everything between the exec event stop and the verified state. */
 static int after_exec(struct tracee *t, const struct launch_opts *o)
 {
@@ -455,8 +621,8 @@ static int after_exec(struct tracee *t, const struct launch_opts *o)
 	t->have_regs = true;
 	t->res->entry = t->saved.rip;
 	fault_point("exec-exit", t->pid);
-	if (resolve_proc_pid(t) < 0)
-		return -1;
+	if (t->proc_pid <= 0)
+		return -1;	/* resolve_proc_pid() failed before the exec, said why */
 
 	/* First: a 32-bit image has its own register view and auxv layout. */
 	if (check_x86_64(t) < 0)
@@ -469,8 +635,8 @@ static int after_exec(struct tracee *t, const struct launch_opts *o)
 	if ((t->saved.orig_rax != SYS_execve && t->saved.orig_rax != SYS_execveat) ||
 	    t->saved.rax != 0)
 		return fail(t, LAUNCH_TRACE, -EPROTO, "the execve syscall-exit stop");
-	if (o->no_inject)
-		return verify(t, o);
+	if (o->at_entry)
+		return to_entry(t, o);
 
 	if (poke_insn(t, INSN_SYSCALL) < 0)
 		return -1;
@@ -538,11 +704,10 @@ kill:
 	wait_tracee(t->pid, &status);
 }
 
-/* Messages between P and T. */
-enum { MSG_HELLO = 1, MSG_SEIZED, MSG_ERR };
+/* Messages from T to P. */
+enum { MSG_SEIZED = 1, MSG_ERR };
 struct msg {
 	int kind;
-	int pid;	/* HELLO: the tracer */
 	int err;	/* ERR: errno of the failed step */
 };
 
@@ -577,14 +742,47 @@ static bool killed(struct tracee *t)
 	return wait_tracee(t->pid, &status) == 0 && !WIFSTOPPED(status);
 }
 
+/*
+ * Whether Yama's relational ptrace_scope (1) is in force: then only an
+ * ancestor, or a process the tracee named, may attach. Scope 0 and no Yama
+ * need nothing; with 2 or 3 naming would not help (the seize says EPERM).
+ */
+static bool yama_relational(void)
+{
+	char buf[8];
+	ssize_t n;
+
+#ifdef CETCTL_FAULT_HOOKS
+	if (getenv("CETCTL_FAULT_YAMA"))
+		return true;
+#endif
+	n = read_file("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof(buf));
+	return n < 0 ? n != -ENOENT : atoi(buf) == 1;
+}
+
+/* The pipes: T -> P messages (SEIZED/ERR), P -> T "go" (Yama only), and
+ * the one C waits on (Yama only: P closes its end after the seize). */
+struct launch_pipes {
+	int msg[2], go[2], hold[2];
+};
+
+static void close_pipe(int p[2])
+{
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	p[0] = p[1] = -1;
+}
+
 static void __attribute__((noreturn))
-tracer(pid_t pid, int wfd, int rfd, const struct launch_opts *o, launch_report_fn report,
-       void *arg)
+tracer(pid_t pid, int wfd, int gofd, bool yama, const struct launch_opts *o,
+       launch_report_fn report, void *arg)
 {
 	struct launch_result res = { 0 };
 	struct tracee t = { .pid = pid, .res = &res };
-	struct msg m = { MSG_HELLO, (int)getpid(), 0 };
-	int status, ret, i, devnull;
+	struct msg m;
+	int status, i, devnull;
 	char go;
 
 	/* Not stopped by the terminal (a write from a background group with
@@ -595,18 +793,18 @@ tracer(pid_t pid, int wfd, int rfd, const struct launch_opts *o, launch_report_f
 	signal(SIGTSTP, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	fault_point("t-start", pid);
-	xwrite(wfd, &m, sizeof(m));
-	if (xread(rfd, &go, 1) != 1)
+	/* Under Yama, only once P has named C (whose descendant we are). */
+	if (yama && xread(gofd, &go, 1) != 1)
 		_exit(0);	/* the caller is gone: nothing was started */
 	fault_point("t-seize", pid);
 	if (pt(PTRACE_SEIZE, pid, 0,
 	       PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD) < 0) {
-		m = (struct msg){ MSG_ERR, 0, errno };
+		m = (struct msg){ MSG_ERR, errno };
 		xwrite(wfd, &m, sizeof(m));
 		_exit(0);
 	}
 	fault_point("t-seized", pid);
-	m = (struct msg){ MSG_SEIZED, 0, 0 };
+	m = (struct msg){ MSG_SEIZED, 0 };
 	xwrite(wfd, &m, sizeof(m));
 
 	/* Keep only stderr (for the one line): the caller's files are the
@@ -618,11 +816,14 @@ tracer(pid_t pid, int wfd, int rfd, const struct launch_opts *o, launch_report_f
 	}
 	syscall(SYS_close_range, 3U, ~0U, 0U);
 
+	/* While P execs: its pid as /proc numbers it (the same after the exec);
+	 * a failure is reported at the execve exit stop (after_exec). */
+	resolve_proc_pid(&t);
+
 	/* Before the exec the caller is still cetctl: whatever happens to it
 	 * happens as if it were not traced (signals pass, stops stay stops). */
 	for (;;) {
-		ret = wait_tracee(pid, &status);
-		if (ret < 0 || WIFEXITED(status) || WIFSIGNALED(status))
+		if (wait_tracee(pid, &status) < 0 || WIFEXITED(status) || WIFSIGNALED(status))
 			_exit(0);	/* died or failed its exec: it said so itself */
 		if (!WIFSTOPPED(status))
 			continue;
@@ -668,81 +869,87 @@ tracer(pid_t pid, int wfd, int rfd, const struct launch_opts *o, launch_report_f
 	_exit(0);
 }
 
+/*
+ * The middle process C: its own process group (terminal and group signals
+ * are the program's business, not the tracer's; not a session: with
+ * scheduler autogroups a new session is a new scheduling group, measured at
+ * +5 ms per start-up on a loaded machine), the tracer T forked off, then
+ * gone, so that T is nobody's child that the program could see. Under Yama
+ * it stays until P closes the hold pipe: P named C as its tracer, and Yama
+ * drops the relation when C exits.
+ */
+static void __attribute__((noreturn))
+middle(pid_t self, struct launch_pipes *p, bool yama, const struct launch_opts *opts,
+       launch_report_fn report, void *arg)
+{
+	struct msg m;
+	pid_t tp;
+	char c;
+
+	close(p->msg[0]);
+	close(p->go[1]);
+	close(p->hold[1]);
+	setpgid(0, 0);
+	tp = fork();
+	if (tp == 0) {
+		close(p->hold[0]);
+		tracer(self, p->msg[1], p->go[0], yama, opts, report, arg);
+	}
+	if (tp < 0) {
+		m = (struct msg){ MSG_ERR, errno };
+		xwrite(p->msg[1], &m, sizeof(m));
+	}
+	close(p->msg[1]);
+	if (yama && tp > 0)
+		while (xread(p->hold[0], &c, 1) > 0)
+			;
+	_exit(0);
+}
+
 int launch_exec(const char *path, char *const argv[], char *const envp[],
 		const struct launch_opts *opts, launch_report_fn report, void *arg,
 		struct launch_result *res)
 {
+	struct launch_pipes p = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
 	struct tracee t = { .res = res };
-	struct sigaction dfl, oldchld;
 	pid_t self = getpid(), c, r;
-	int a[2], b[2], err, status;
+	bool yama = yama_relational();
+	int err, status;
 	struct msg m;
 	ssize_t n;
 
 	memset(res, 0, sizeof(*res));
-	if (pipe2(a, O_CLOEXEC) < 0)
-		return fail(&t, LAUNCH_SPAWN, -errno, "pipe2");
-	if (pipe2(b, O_CLOEXEC) < 0) {
+	if (pipe2(p.msg, O_CLOEXEC) < 0 || (yama && (pipe2(p.go, O_CLOEXEC) < 0 ||
+						    pipe2(p.hold, O_CLOEXEC) < 0))) {
 		err = -errno;
-		close(a[0]);
-		close(a[1]);
+		close_pipe(p.msg);
+		close_pipe(p.go);
 		return fail(&t, LAUNCH_SPAWN, err, "pipe2");
 	}
-	/* The caller's SIGCHLD disposition is the program's (exec keeps
-	 * SIG_IGN); only our own wait for the middle child needs SIG_DFL. */
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigaction(SIGCHLD, &dfl, &oldchld);
-	c = fork();
-	if (c == 0) {
-		pid_t tp;
-
-		close(a[0]);
-		close(b[1]);
-		/* Own process group: terminal signals and the caller's
-		 * process-group signals are the program's business, not the
-		 * tracer's. (Not a session: with scheduler autogroups a new
-		 * session is a new scheduling group, measured at +5 ms per
-		 * start-up on a loaded machine.) */
-		setpgid(0, 0);
-		tp = fork();
-		if (tp == 0)
-			tracer(self, a[1], b[0], opts, report, arg);
-		if (tp < 0) {
-			m = (struct msg){ MSG_ERR, 0, errno };
-			xwrite(a[1], &m, sizeof(m));
-		}
-		_exit(0);
-	}
-	err = c < 0 ? -errno : 0;
-	close(a[1]);
-	close(b[0]);
-	if (c > 0) {
-		do
-			r = waitpid(c, &status, 0);
-		while (r < 0 && errno == EINTR);
-	}
-	sigaction(SIGCHLD, &oldchld, NULL);
-	if (err) {
-		fail(&t, LAUNCH_SPAWN, err, "fork");
+	/* Like fork(), but no exit signal: see the top of this file. */
+	c = (pid_t)syscall(SYS_clone, 0UL, 0UL, 0UL, 0UL, 0UL);
+	if (c == 0)
+		middle(self, &p, yama, opts, report, arg);
+	if (c < 0) {
+		fail(&t, LAUNCH_SPAWN, -errno, "fork");
 		goto out;
+	}
+	close(p.msg[1]);
+	p.msg[1] = -1;
+	if (yama) {
+		close(p.go[0]);
+		close(p.hold[0]);
+		p.go[0] = p.hold[0] = -1;
+		/* Yama (ptrace_scope 1) lets only ancestors trace: allow C and
+		 * its descendants, for the moment of the seize. */
+		prctl(PR_SET_PTRACER, (unsigned long)c, 0, 0, 0);
+		xwrite(p.go[1], "g", 1);
 	}
 	fault_point("p-forked", self);
 
-	n = xread(a[0], &m, sizeof(m));
-	if (n != (ssize_t)sizeof(m) || m.kind != MSG_HELLO) {
-		if (n == (ssize_t)sizeof(m) && m.kind == MSG_ERR)
-			fail(&t, LAUNCH_SPAWN, -m.err, "fork");
-		else
-			fail(&t, LAUNCH_TRACER, -EPIPE, NULL);
-		goto out;
-	}
-	/* Yama (ptrace_scope 1) lets only ancestors trace: allow our tracer,
-	 * for the moment of the seize. Without Yama this fails: harmless. */
-	prctl(PR_SET_PTRACER, (unsigned long)m.pid, 0, 0, 0);
-	xwrite(b[1], "g", 1);
-	n = xread(a[0], &m, sizeof(m));
-	prctl(PR_SET_PTRACER, 0UL, 0, 0, 0);
+	n = xread(p.msg[0], &m, sizeof(m));
+	if (yama)
+		prctl(PR_SET_PTRACER, 0UL, 0, 0, 0);
 	if (n != (ssize_t)sizeof(m) || m.kind != MSG_SEIZED) {
 		if (n == (ssize_t)sizeof(m) && m.kind == MSG_ERR)
 			fail(&t, LAUNCH_TRACE, -m.err, "PTRACE_SEIZE");
@@ -750,16 +957,26 @@ int launch_exec(const char *path, char *const argv[], char *const envp[],
 			fail(&t, LAUNCH_TRACER, -EPIPE, NULL);
 		goto out;
 	}
-	close(a[0]);
-	close(b[1]);
 	/* Traced, with kill-on-exit: from here the program runs only once the
 	 * tracer has verified it. */
 	fault_point("p-seized", self);
+	close_pipe(p.msg);
+	close_pipe(p.go);
+	close_pipe(p.hold);	/* C may go */
+	do
+		r = waitpid(c, &status, __WALL);
+	while (r < 0 && errno == EINTR);
 	execve(path, argv, envp);
 	return fail(&t, LAUNCH_EXEC, -errno, NULL);
 out:
-	close(a[0]);
-	close(b[1]);
+	close_pipe(p.msg);
+	close_pipe(p.go);
+	close_pipe(p.hold);
+	if (c > 0) {
+		do
+			r = waitpid(c, &status, __WALL);
+		while (r < 0 && errno == EINTR);
+	}
 	return -1;
 }
 
@@ -778,6 +995,7 @@ const char *launch_stage_str(enum launch_stage stage)
 	case LAUNCH_ENABLE_WRSS:	return "enabling WRSS";
 	case LAUNCH_LOCK:		return "locking the features";
 	case LAUNCH_VERIFY:		return "verifying the features";
+	case LAUNCH_STATIC:		return "a program without a dynamic loader";
 	}
 	return "?";
 }

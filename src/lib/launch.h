@@ -25,6 +25,10 @@
  *     /proc/PID/status of the right process (the pid as the /proc it reads
  *     numbers it, found through a pidfd; TracerPid must be the tracer);
  *   - only then detaches, handing back signals that arrived meanwhile.
+ * The glibc method (at_entry) injects nothing: the dynamic loader runs,
+ * traced at each system call, up to a system-call instruction poked at the
+ * entry point (AT_ENTRY); the verification happens there, before the
+ * program's first instruction (its libraries' constructors have run).
  * Any failure after the exec: the report callback prints one line and the
  * program is made to exit(125) before running any of its own instructions
  * (an injected exit_group), or is SIGKILLed when even that fails.
@@ -44,9 +48,9 @@ struct launch_opts {
 	 * machinery on machines without shadow stacks). */
 	unsigned long enable;
 	unsigned long lock;	/* features to lock (PTRACE_ARCH_PRCTL), 0: none */
-	bool no_inject;		/* trace to the exec and verify, inject nothing
-				 * (glibc method: the loader enables, cetctl checks
-				 * the exec went through the tracer unprivileged) */
+	bool at_entry;		/* the glibc method: inject nothing; let the dynamic
+				 * loader run (it enables the features) and verify
+				 * at the program's entry point (AT_ENTRY) */
 };
 
 /* Where the start-up stopped when it failed. */
@@ -63,6 +67,7 @@ enum launch_stage {
 	LAUNCH_ENABLE_WRSS,	/* arch_prctl(ENABLE, WRSS) failed (err) */
 	LAUNCH_LOCK,		/* PTRACE_ARCH_PRCTL(LOCK) failed (err) */
 	LAUNCH_VERIFY,		/* the kernel does not show what was asked (got) */
+	LAUNCH_STATIC,		/* at_entry: no loader runs before the entry point */
 };
 
 struct launch_result {
