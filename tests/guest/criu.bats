@@ -21,6 +21,10 @@
 #   - the lock mask: the image has no field for it (images/core-x86.proto,
 #     user_x86_cet_entry: cet, ssp); shstk_finalize() locks SHSTK only, so a task locked
 #     "shstk wrss" (cetctl run's default) is locked "shstk" after restore.
+#   - one extra shadow-stack mapping per restored non-main thread: the restorer clones
+#     each thread (criu/pie/restorer.c:2181, RUN_CLONE_RESTORE_FN), the kernel gives the
+#     clone a shadow stack as it must for CLONE_VM with shadow stacks on (mainline does
+#     the same), and the restorer switches to the restored one and never unmaps it.
 
 load lib/common
 
