@@ -63,7 +63,7 @@ with_progress() {
 last_line() {
 	[[ -s $1 ]] || return 0
 	local l
-	l=$(tail -n 1 "$1" | tr -d '\r' | tr -s ' \t' ' ')
+	l=$(tail -n 1 "$1" | tr -d '\r' | tr -s ' \t' ' ' | sed 's/^ //')
 	[[ -z $l ]] || printf ': %.60s' "$l"
 }
 kernel_hint() { # the make log build-kernel.sh names on stderr

@@ -266,7 +266,11 @@ static int src_read(const struct elf_src *s, void *buf, uint64_t len, uint64_t o
 	return 0;
 }
 
-/* Read a segment's file contents, at most @max bytes, into a new buffer. */
+/*
+ * A segment's file contents, at most @max bytes: inside the first KiB (or
+ * the in-memory image) a pointer into it, else a new buffer. Callers only
+ * read it, and release it with src_free().
+ */
 static int src_read_alloc(const struct elf_src *s, uint64_t off, uint64_t len,
 			  uint64_t max, unsigned char **out, size_t *outlen)
 {
@@ -277,6 +281,18 @@ static int src_read_alloc(const struct elf_src *s, uint64_t off, uint64_t len,
 	*outlen = 0;
 	if (len > max)
 		len = max;
+	if (off <= s->size && len <= s->size - off) {
+		if (s->fd < 0) {
+			*out = (unsigned char *)s->mem + off;
+			*outlen = len;
+			return 0;
+		}
+		if (off <= s->headlen && len <= s->headlen - off) {
+			*out = (unsigned char *)s->head + off;
+			*outlen = len;
+			return 0;
+		}
+	}
 	buf = malloc(len ? len : 1);
 	if (!buf)
 		return -ENOMEM;
@@ -288,6 +304,16 @@ static int src_read_alloc(const struct elf_src *s, uint64_t off, uint64_t len,
 	*out = buf;
 	*outlen = len;
 	return 0;
+}
+
+/* Release what src_read_alloc() returned. */
+static void src_free(const struct elf_src *s, unsigned char *buf)
+{
+	uintptr_t b = (uintptr_t)buf, h = (uintptr_t)s->head;
+
+	if (s->fd < 0 || (b >= h && b < h + HEAD_SIZE))
+		return;
+	free(buf);
 }
 
 /* The headers the judgement needs, in host byte order. */
@@ -379,6 +405,49 @@ static int real_phnum(const struct elf_src *s, const GElf_Ehdr *eh, bool elf64,
 	return rc;
 }
 
+/* read_phdrs() for a little-endian file: decoded from the bytes read. */
+static int read_phdrs_le(const struct elf_src *s, bool elf64, struct elf_hdrs *h)
+{
+	size_t ent = elf64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	unsigned char *raw;
+	size_t len;
+	int rc;
+
+	rc = src_read_alloc(s, h->eh.e_phoff, h->phnum * ent, h->phnum * ent, &raw, &len);
+	if (rc)
+		return rc;
+	h->ph = calloc(h->phnum, sizeof(*h->ph));
+	if (!h->ph) {
+		src_free(s, raw);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < h->phnum; i++) {
+		const unsigned char *q = raw + i * ent;
+		GElf_Phdr *p = &h->ph[i];
+
+		p->p_type = le32(q);
+		if (elf64) {
+			p->p_flags = le32(q + 4);
+			p->p_offset = le64(q + 8);
+			p->p_vaddr = le64(q + 16);
+			p->p_paddr = le64(q + 24);
+			p->p_filesz = le64(q + 32);
+			p->p_memsz = le64(q + 40);
+			p->p_align = le64(q + 48);
+		} else {
+			p->p_offset = le32(q + 4);
+			p->p_vaddr = le32(q + 8);
+			p->p_paddr = le32(q + 12);
+			p->p_filesz = le32(q + 16);
+			p->p_memsz = le32(q + 20);
+			p->p_flags = le32(q + 24);
+			p->p_align = le32(q + 28);
+		}
+	}
+	src_free(s, raw);
+	return 0;
+}
+
 static int read_phdrs(const struct elf_src *s, bool elf64, unsigned int enc,
 		      struct elf_hdrs *h)
 {
@@ -392,6 +461,8 @@ static int read_phdrs(const struct elf_src *s, bool elf64, unsigned int enc,
 		return 0;
 	if (h->eh.e_phoff > s->size || h->phnum > (s->size - h->eh.e_phoff) / ent)
 		return ELF_CET_ECORRUPT;
+	if (enc == ELFDATA2LSB)
+		return read_phdrs_le(s, elf64, h);
 	raw = malloc(h->phnum * ent);
 	mem = malloc(h->phnum * ent);
 	h->ph = calloc(h->phnum, sizeof(*h->ph));
@@ -443,7 +514,7 @@ static int judge_segment(const struct elf_src *s, const GElf_Phdr *ph, bool elf6
 	if (rc)
 		return rc;
 	elf_prop_parse(buf, len, ph->p_align, elf64, n);
-	free(buf);
+	src_free(s, buf);
 	return 0;
 }
 
@@ -475,7 +546,7 @@ static bool is_df1_pie(const struct elf_src *s, const struct elf_hdrs *h, bool e
 			if (tag == DT_FLAGS_1 && (val & DF_1_PIE))
 				pie = true;
 		}
-		free(buf);
+		src_free(s, buf);
 		return pie;
 	}
 	return false;
@@ -514,7 +585,7 @@ static int read_sections(const struct elf_src *s, Elf *e, bool elf64,
 		if (rc)
 			return rc;
 		elf_prop_parse(buf, len, sh.sh_addralign, elf64, &n);
-		free(buf);
+		src_free(s, buf);
 		if (n.found) {
 			info->source = ELF_NOTE_SRC_SECTION;
 			info->note = n;
@@ -606,7 +677,7 @@ static int kernel_parse_phdr(const struct elf_src *s, const GElf_Phdr *ph, bool 
 	if (rc)
 		return rc;
 	rc = elf_prop_kernel_parse(buf, len, elf64, f1);
-	free(buf);
+	src_free(s, buf);
 	return rc;
 }
 
@@ -788,9 +859,10 @@ static int judge_kernel(const struct elf_src *s, const struct elf_hdrs *h, bool 
 /*
  * Compilers and assemblers write .shstrtab just before the section header
  * table at the end of an object: read that much before the table with it,
- * so that one read usually brings both.
+ * so that one read usually brings both (it did for every object under
+ * /usr here, with 512 bytes already).
  */
-#define SHDR_READ_BEFORE	2048U
+#define SHDR_READ_BEFORE	1024U
 
 /* The fields of a section header the note search needs, from raw bytes. */
 struct rel_shdr {
@@ -893,7 +965,7 @@ static int read_rel_plain(const struct elf_src *s, const GElf_Ehdr *eh, bool elf
 		if (rc)
 			goto out;
 		elf_prop_parse(buf, len, sh.addralign, elf64, &n);
-		free(buf);
+		src_free(s, buf);
 		if (n.found) {
 			info->source = ELF_NOTE_SRC_SECTION;
 			info->note = n;
