@@ -12,12 +12,12 @@
 #   bash vm/demo.sh --qemu-only  only the QEMU guest, with the longer no-CET listing
 #   --bochs                      accepted for compatibility: Bochs is the default now
 #
-# Steps: vm/install-deps.sh; cmake build of cetctl; vm/build-kernel.sh (linux-source-6.1 +
-# kernel-series/, cached) and its --bochs variant; vm/mkinitramfs.sh --demo (a small image);
-# boots with cetctl.demo=MODE, which makes the guest's /init run vm/guest-demo.sh instead of
-# the test suites. The guest's output is printed here and checked by vm/demo-check.sh: the
-# exit status is 1 when a guest does not show what the demo claims (transcripts and console
-# logs in build/artifacts/demo-*).
+# Steps: vm/install-deps.sh; vm/build-kernel.sh (linux-source-6.1 + kernel-series/,
+# cached) with the cmake build of cetctl alongside, then its --bochs variant;
+# vm/mkinitramfs.sh --demo (a small image); boots with cetctl.demo=MODE, which makes the
+# guest's /init run vm/guest-demo.sh instead of the test suites. The guest's output is
+# printed here and checked by vm/demo-check.sh: the exit status is 1 when a guest does not
+# show what the demo claims (transcripts and console logs in build/artifacts/demo-*).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,23 +41,36 @@ t0=$SECONDS
 elapsed() { printf '%d:%02d' $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)); }
 step() { printf '\n==> [%s] %s\n' "$(elapsed)" "$*" >&2; }
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+bg_pid=
+# a step in the background has its own process group: stop it with the demo
+trap '[[ -z $bg_pid ]] || kill -- "-$bg_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
 
-# with_progress LABEL HINT CMD...: run CMD (stdout to $tmp/out, stderr to the terminal and
-# $tmp/err); every 20 s print the time spent so far and what HINT (a function) says
-with_progress() {
-	local label=$1 hint=$2 start=$SECONDS next=20 pid
-	shift 2
-	"$@" >"$tmp/out" 2> >(tee "$tmp/err" >&2) &
-	pid=$!
-	while kill -0 "$pid" 2>/dev/null; do
+# bg_start CMD...: start CMD in its own process group (stdout to $tmp/out, stderr to the
+# terminal and $tmp/err); bg_wait LABEL HINT: wait for it, every 20 s printing the time
+# spent so far and what HINT (a function) says; its exit status
+bg_start() {
+	bg_t0=$SECONDS
+	setsid "$@" >"$tmp/out" 2> >(tee "$tmp/err" >&2) &
+	bg_pid=$!
+}
+bg_wait() {
+	local label=$1 hint=$2 next=20
+	while kill -0 "$bg_pid" 2>/dev/null; do
 		sleep 0.5
-		if ((SECONDS - start >= next)); then
-			printf '    ... %s: %d s%s\n' "$label" $((SECONDS - start)) "$("$hint")" >&2
+		if ((SECONDS - bg_t0 >= next)); then
+			printf '    ... %s: %d s%s\n' "$label" $((SECONDS - bg_t0)) "$("$hint")" >&2
 			next=$((next + 20))
 		fi
 	done
-	wait "$pid"
+	wait "$bg_pid" || { local rc=$?; bg_pid=; return "$rc"; }
+	bg_pid=
+}
+with_progress() { # LABEL HINT CMD...
+	local label=$1 hint=$2
+	shift 2
+	bg_start "$@"
+	bg_wait "$label" "$hint"
 }
 # last line of a file as a progress hint (": ..."), cut to fit a terminal line
 last_line() {
@@ -76,11 +89,18 @@ guest_hint() { last_line "$console"; }
 
 step "Installing dependencies"
 bash vm/install-deps.sh >&2
-step "Building cetctl"
-cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j"$(nproc)" >&2
-step "Building the kernel (linux-source-6.1 + kernel-series/; ~10 min the first time, cached after)"
-with_progress "kernel build" kernel_hint bash vm/build-kernel.sh
+step "Building the kernel (linux-source-6.1 + kernel-series/; ~10 min the first time, cached after), and cetctl meanwhile"
+# the kernel's one-time tarball extraction and git import use one core: cetctl builds then
+bg_start bash vm/build-kernel.sh
+if ! { cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+       cmake --build "$build" -j"$(nproc)"; } >"$tmp/cmake.log" 2>&1; then
+	tail -n 40 "$tmp/cmake.log" >&2
+	echo "demo: building cetctl failed" >&2
+	kill -- "-$bg_pid" 2>/dev/null
+	exit 1
+fi
+echo "demo: cetctl built in $((SECONDS - bg_t0)) s: $build/cetctl" >&2
+bg_wait "kernel build" kernel_hint
 kernel=$(tail -n 1 "$tmp/out")
 if ((bochs)); then
 	step "Building its Bochs variant (+ vm/bochs/ workaround, incremental)"
