@@ -1,6 +1,6 @@
 #!/bin/bash
-# vm/mkinitramfs.sh [--kselftest DIR] [--criu DIR] [BUILD_DIR] — build the guest initramfs
-# (gzip'd newc cpio).
+# vm/mkinitramfs.sh [--kselftest DIR | --demo] [--criu DIR] [BUILD_DIR] — build the guest
+# initramfs (gzip'd newc cpio).
 #
 #   BUILD_DIR  the cetctl CMake build dir (default: <repo>/build). Whatever exists is
 #              copied: cetctl, libcetctl-preload.so, tests/guest-helpers/*.
@@ -20,6 +20,10 @@
 # vm/guest-kselftest.sh as /usr/libexec/cetctl/kselftest.sh.
 # With --criu DIR (vm/build-criu.sh's output): criu as /usr/bin/criu (with its libraries)
 # and the zdtm tests as /opt/zdtm/ (tests/guest/criu.bats).
+# With --demo: a small image for vm/demo.sh only (no suites, bats, perl, fixtures, stress
+# tools; busybox applets plus bash, grep, cat, sleep and dmesg from Debian, cetctl, its
+# preload library and the helpers the demo runs): Bochs unpacks it in seconds instead
+# of the half minute the full image takes.
 # Reproducible: files sorted, mtimes fixed to 0, owner root, gzip -n.
 # Cached by content in ${CETCTL_CACHE:-/root/.cache/cetctl}/initramfs/<sha>.cpio.gz
 # ("cached" when the same content was built before).
@@ -29,22 +33,24 @@ die() { echo "mkinitramfs: ERROR: $*" >&2; exit 1; }
 say() { echo "mkinitramfs: $*" >&2; }
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-case "${1:-}" in -h|--help) sed -n '2,23p' "$0"; exit 0 ;; esac
-KSFT= CRIU=
+case "${1:-}" in -h|--help) sed -n '2,26p' "$0"; exit 0 ;; esac
+KSFT= CRIU= DEMO=0
 while [[ ${1:-} == --* ]]; do
   case $1 in
     --kselftest)
       [[ $# -ge 2 && -d $2 ]] || die "--kselftest needs the directory vm/kselftests.sh built"
-      KSFT=$(realpath "$2") ;;
+      KSFT=$(realpath "$2"); shift ;;
     --criu)
       [[ $# -ge 2 && -x $2/criu ]] || die "--criu needs the directory vm/build-criu.sh built"
-      CRIU=$(realpath "$2") ;;
-    *) die "unknown option '$1' (usage: vm/mkinitramfs.sh [--kselftest DIR] [--criu DIR] [BUILD_DIR])" ;;
+      CRIU=$(realpath "$2"); shift ;;
+    --demo) DEMO=1 ;;
+    *) die "unknown option '$1' (usage: vm/mkinitramfs.sh [--kselftest DIR | --demo] [--criu DIR] [BUILD_DIR])" ;;
   esac
-  shift 2
+  shift
 done
+[[ -n $KSFT && $DEMO == 1 ]] && die "--kselftest and --demo do not go together"
 BUILD=${1:-$REPO/build}
-[[ $# -le 1 ]] || die "usage: vm/mkinitramfs.sh [--kselftest DIR] [--criu DIR] [BUILD_DIR]"
+[[ $# -le 1 ]] || die "usage: vm/mkinitramfs.sh [--kselftest DIR | --demo] [--criu DIR] [BUILD_DIR]"
 CACHE=${CETCTL_CACHE:-/root/.cache/cetctl}
 OUTDIR=$CACHE/initramfs
 mkdir -p "$OUTDIR"
@@ -94,38 +100,44 @@ for a in $(/bin/busybox --list); do
   [[ $a == busybox ]] || ln -sf busybox "$ST/usr/bin/$a"
 done
 put_bin bash; put_bin dash; ln -sf dash "$ST/usr/bin/sh"
-# coreutils (all of them)
-while read -r f; do
-  case $f in */bin/*|*/sbin/*) [[ -f $f && -x $f ]] && { rm -f "$ST/usr/bin/$(basename "$f")"; put_bin "$f"; } ;; esac
-done < <(dpkg -L coreutils findutils grep sed procps 2>/dev/null | sort -u)
-for b in gawk mawk awk perl mount umount dmesg setsid flock taskset nsenter unshare \
-         findmnt lsblk getopt kill mountpoint prlimit script timeout gzip cpio env xargs \
-         strace readelf setpriv trinity stress-ng; do
-  [[ -f $ST/usr/bin/$b && ! -L $ST/usr/bin/$b ]] && continue   # already copied
-  rm -f "$ST/usr/bin/$b"; put_bin "$b"
-  [[ -e $ST/usr/bin/$b ]] || { [[ -n $(/bin/busybox --list | grep -x "$b") ]] && ln -sf busybox "$ST/usr/bin/$b"; } || true
-done
-[[ -e $ST/usr/bin/awk ]] || ln -sf gawk "$ST/usr/bin/awk"
+if ((DEMO)); then
+  # the Debian programs the demo launches and shows (the rest are busybox applets)
+  for b in grep cat sleep dmesg; do rm -f "$ST/usr/bin/$b"; put_bin "$b"; done
+else
+  # coreutils (all of them)
+  while read -r f; do
+    case $f in */bin/*|*/sbin/*) [[ -f $f && -x $f ]] && { rm -f "$ST/usr/bin/$(basename "$f")"; put_bin "$f"; } ;; esac
+  done < <(dpkg -L coreutils findutils grep sed procps 2>/dev/null | sort -u)
+  for b in gawk mawk awk perl mount umount dmesg setsid flock taskset nsenter unshare \
+           findmnt lsblk getopt kill mountpoint prlimit script timeout gzip cpio env xargs \
+           strace readelf setpriv trinity stress-ng; do
+    [[ -f $ST/usr/bin/$b && ! -L $ST/usr/bin/$b ]] && continue   # already copied
+    rm -f "$ST/usr/bin/$b"; put_bin "$b"
+    [[ -e $ST/usr/bin/$b ]] || { [[ -n $(/bin/busybox --list | grep -x "$b") ]] && ln -sf busybox "$ST/usr/bin/$b"; } || true
+  done
+  [[ -e $ST/usr/bin/awk ]] || ln -sf gawk "$ST/usr/bin/awk"
 
-# perl-base modules (perl -e needs strict/warnings etc.)
-if [[ -x $ST/usr/bin/perl ]]; then
-  for d in /usr/lib/x86_64-linux-gnu/perl-base /usr/share/perl5; do
+  # perl-base modules (perl -e needs strict/warnings etc.)
+  if [[ -x $ST/usr/bin/perl ]]; then
+    for d in /usr/lib/x86_64-linux-gnu/perl-base /usr/share/perl5; do
+      [[ -d $d ]] && { mkdir -p "$ST$d"; cp -a "$d/." "$ST$d/"; } || true
+    done
+    # perl-base's @INC includes versioned dirs that are symlinks into perl-base
+    for d in /usr/lib/x86_64-linux-gnu/perl/5.* /usr/lib/x86_64-linux-gnu/perl5/5.*; do
+      [[ -L $d ]] && { mkdir -p "$ST$(dirname "$d")"; cp -a "$d" "$ST$d"; } || true
+    done
+  fi
+
+  # bats: /usr/bin/bats is a wrapper that finds /usr/lib/bats-core and /usr/libexec/bats-core
+  say "copying bats"
+  put_path "$(readlink -f "$(command -v bats)")" /usr/bin/bats
+  chmod 0755 "$ST/usr/bin/bats"
+  for d in /usr/lib/bats-core /usr/libexec/bats-core /usr/lib/bats; do
     [[ -d $d ]] && { mkdir -p "$ST$d"; cp -a "$d/." "$ST$d/"; } || true
   done
-  # perl-base's @INC includes versioned dirs that are symlinks into perl-base
-  for d in /usr/lib/x86_64-linux-gnu/perl/5.* /usr/lib/x86_64-linux-gnu/perl5/5.*; do
-    [[ -L $d ]] && { mkdir -p "$ST$(dirname "$d")"; cp -a "$d" "$ST$d"; } || true
-  done
-fi
+  [[ -d $ST/usr/libexec/bats-core ]] || die "bats libexec dir not found on the host"
 
-# bats: /usr/bin/bats is a wrapper that finds /usr/lib/bats-core and /usr/libexec/bats-core
-say "copying bats"
-put_path "$(readlink -f "$(command -v bats)")" /usr/bin/bats
-chmod 0755 "$ST/usr/bin/bats"
-for d in /usr/lib/bats-core /usr/libexec/bats-core /usr/lib/bats; do
-  [[ -d $d ]] && { mkdir -p "$ST$d"; cp -a "$d/." "$ST$d/"; } || true
-done
-[[ -d $ST/usr/libexec/bats-core ]] || die "bats libexec dir not found on the host"
+fi
 
 # minimal /etc
 printf 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n' > "$ST/etc/passwd"
@@ -154,6 +166,9 @@ if [[ -d $BUILD/tests/guest-helpers ]]; then
   for h in "$BUILD"/tests/guest-helpers/*; do
     [[ -f $h ]] || continue
     case $h in *.o|*.cmake|*/Makefile|*/CMakeFiles) continue ;; esac
+    if ((DEMO)); then   # only what vm/guest-demo.sh runs
+      case ${h##*/} in run_probe|shstk_elf_marked|shstk_elf_plain) ;; *) continue ;; esac
+    fi
     cp -L "$h" "$ST/usr/libexec/cetctl/helpers/"
     [[ -x $h ]] && put_libs "$h"
   done
@@ -179,20 +194,22 @@ if [[ -n $CRIU ]]; then
 fi
 
 # the host tier's ELF fixtures, built for this path (tests/guest/elf-oracle.bats)
-if [[ -d $BUILD/tests/guest-fixtures ]]; then
+if ((!DEMO)) && [[ -d $BUILD/tests/guest-fixtures ]]; then
   mkdir -p "$ST/usr/libexec/cetctl"
   cp -a "$BUILD/tests/guest-fixtures" "$ST/usr/libexec/cetctl/fixtures"
 fi
 
 # the suites
 nb=0
-for f in "$REPO"/tests/guest/*.bats; do
+((DEMO)) || for f in "$REPO"/tests/guest/*.bats; do
   [[ -f $f ]] || continue
   cp "$f" "$ST/tests/"; nb=$((nb + 1))
 done
-[[ -d $REPO/tests/guest/lib ]] && cp -a "$REPO/tests/guest/lib" "$ST/tests/lib"
-[[ -d $REPO/tests/guest/fixtures ]] && cp -a "$REPO/tests/guest/fixtures" "$ST/tests/fixtures"
-((nb > 0)) || say "WARNING: no tests/guest/*.bats found"
+if ((!DEMO)); then
+  [[ -d $REPO/tests/guest/lib ]] && cp -a "$REPO/tests/guest/lib" "$ST/tests/lib"
+  [[ -d $REPO/tests/guest/fixtures ]] && cp -a "$REPO/tests/guest/fixtures" "$ST/tests/fixtures"
+  ((nb > 0)) || say "WARNING: no tests/guest/*.bats found"
+fi
 
 # reproducible archive
 say "packing ($nb suites)"

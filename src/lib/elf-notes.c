@@ -28,6 +28,11 @@ static uint32_t le32(const unsigned char *p)
 	       (uint32_t)p[3] << 24;
 }
 
+static uint64_t le64(const unsigned char *p)
+{
+	return le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
 	return (v + a - 1) & ~(a - 1);
@@ -222,6 +227,7 @@ int elf_prop_kernel_parse(const void *buf, size_t size, bool elf64,
 #define HEAD_SIZE	1024U
 
 struct elf_src {
+	enum elf_rel_reader rel;	/* ET_REL: how the section headers are read */
 	int fd;				/* or -1 */
 	const unsigned char *mem;	/* when fd < 0 */
 	uint64_t size;
@@ -260,7 +266,11 @@ static int src_read(const struct elf_src *s, void *buf, uint64_t len, uint64_t o
 	return 0;
 }
 
-/* Read a segment's file contents, at most @max bytes, into a new buffer. */
+/*
+ * A segment's file contents, at most @max bytes: inside the first KiB (or
+ * the in-memory image) a pointer into it, else a new buffer. Callers only
+ * read it, and release it with src_free().
+ */
 static int src_read_alloc(const struct elf_src *s, uint64_t off, uint64_t len,
 			  uint64_t max, unsigned char **out, size_t *outlen)
 {
@@ -271,6 +281,18 @@ static int src_read_alloc(const struct elf_src *s, uint64_t off, uint64_t len,
 	*outlen = 0;
 	if (len > max)
 		len = max;
+	if (off <= s->size && len <= s->size - off) {
+		if (s->fd < 0) {
+			*out = (unsigned char *)s->mem + off;
+			*outlen = len;
+			return 0;
+		}
+		if (off <= s->headlen && len <= s->headlen - off) {
+			*out = (unsigned char *)s->head + off;
+			*outlen = len;
+			return 0;
+		}
+	}
 	buf = malloc(len ? len : 1);
 	if (!buf)
 		return -ENOMEM;
@@ -282,6 +304,16 @@ static int src_read_alloc(const struct elf_src *s, uint64_t off, uint64_t len,
 	*out = buf;
 	*outlen = len;
 	return 0;
+}
+
+/* Release what src_read_alloc() returned. */
+static void src_free(const struct elf_src *s, unsigned char *buf)
+{
+	uintptr_t b = (uintptr_t)buf, h = (uintptr_t)s->head;
+
+	if (s->fd < 0 || (b >= h && b < h + HEAD_SIZE))
+		return;
+	free(buf);
 }
 
 /* The headers the judgement needs, in host byte order. */
@@ -373,6 +405,49 @@ static int real_phnum(const struct elf_src *s, const GElf_Ehdr *eh, bool elf64,
 	return rc;
 }
 
+/* read_phdrs() for a little-endian file: decoded from the bytes read. */
+static int read_phdrs_le(const struct elf_src *s, bool elf64, struct elf_hdrs *h)
+{
+	size_t ent = elf64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	unsigned char *raw;
+	size_t len;
+	int rc;
+
+	rc = src_read_alloc(s, h->eh.e_phoff, h->phnum * ent, h->phnum * ent, &raw, &len);
+	if (rc)
+		return rc;
+	h->ph = calloc(h->phnum, sizeof(*h->ph));
+	if (!h->ph) {
+		src_free(s, raw);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < h->phnum; i++) {
+		const unsigned char *q = raw + i * ent;
+		GElf_Phdr *p = &h->ph[i];
+
+		p->p_type = le32(q);
+		if (elf64) {
+			p->p_flags = le32(q + 4);
+			p->p_offset = le64(q + 8);
+			p->p_vaddr = le64(q + 16);
+			p->p_paddr = le64(q + 24);
+			p->p_filesz = le64(q + 32);
+			p->p_memsz = le64(q + 40);
+			p->p_align = le64(q + 48);
+		} else {
+			p->p_offset = le32(q + 4);
+			p->p_vaddr = le32(q + 8);
+			p->p_paddr = le32(q + 12);
+			p->p_filesz = le32(q + 16);
+			p->p_memsz = le32(q + 20);
+			p->p_flags = le32(q + 24);
+			p->p_align = le32(q + 28);
+		}
+	}
+	src_free(s, raw);
+	return 0;
+}
+
 static int read_phdrs(const struct elf_src *s, bool elf64, unsigned int enc,
 		      struct elf_hdrs *h)
 {
@@ -386,6 +461,8 @@ static int read_phdrs(const struct elf_src *s, bool elf64, unsigned int enc,
 		return 0;
 	if (h->eh.e_phoff > s->size || h->phnum > (s->size - h->eh.e_phoff) / ent)
 		return ELF_CET_ECORRUPT;
+	if (enc == ELFDATA2LSB)
+		return read_phdrs_le(s, elf64, h);
 	raw = malloc(h->phnum * ent);
 	mem = malloc(h->phnum * ent);
 	h->ph = calloc(h->phnum, sizeof(*h->ph));
@@ -437,7 +514,7 @@ static int judge_segment(const struct elf_src *s, const GElf_Phdr *ph, bool elf6
 	if (rc)
 		return rc;
 	elf_prop_parse(buf, len, ph->p_align, elf64, n);
-	free(buf);
+	src_free(s, buf);
 	return 0;
 }
 
@@ -469,7 +546,7 @@ static bool is_df1_pie(const struct elf_src *s, const struct elf_hdrs *h, bool e
 			if (tag == DT_FLAGS_1 && (val & DF_1_PIE))
 				pie = true;
 		}
-		free(buf);
+		src_free(s, buf);
 		return pie;
 	}
 	return false;
@@ -508,7 +585,7 @@ static int read_sections(const struct elf_src *s, Elf *e, bool elf64,
 		if (rc)
 			return rc;
 		elf_prop_parse(buf, len, sh.sh_addralign, elf64, &n);
-		free(buf);
+		src_free(s, buf);
 		if (n.found) {
 			info->source = ELF_NOTE_SRC_SECTION;
 			info->note = n;
@@ -600,7 +677,7 @@ static int kernel_parse_phdr(const struct elf_src *s, const GElf_Phdr *ph, bool 
 	if (rc)
 		return rc;
 	rc = elf_prop_kernel_parse(buf, len, elf64, f1);
-	free(buf);
+	src_free(s, buf);
 	return rc;
 }
 
@@ -775,13 +852,145 @@ static int judge_kernel(const struct elf_src *s, const struct elf_hdrs *h, bool 
 	return 0;
 }
 
-/* ET_REL: the note is a section; libelf walks the section headers. */
-static int read_rel(const struct elf_src *s, bool elf64, struct elf_cet_info *info)
-{
-	Elf *e = s->fd >= 0 ? elf_begin(s->fd, ELF_C_READ, NULL) :
-			      elf_memory((char *)s->mem, s->size);
-	int rc;
+/* Section headers beyond this are not an object file's (fast path only). */
+#define SHDR_TABLE_MAX		(1U << 20)
+/* A section-name table larger than this goes through libelf. */
+#define SHSTRTAB_READ_MAX	(1U << 20)
+/*
+ * Compilers and assemblers write .shstrtab just before the section header
+ * table at the end of an object: read that much before the table with it,
+ * so that one read usually brings both (it did for every object under
+ * /usr here, with 512 bytes already).
+ */
+#define SHDR_READ_BEFORE	1024U
 
+/* The fields of a section header the note search needs, from raw bytes. */
+struct rel_shdr {
+	uint32_t name, type;
+	uint64_t flags, offset, size, addralign;
+};
+
+static void rel_shdr_at(const unsigned char *p, bool elf64, struct rel_shdr *sh)
+{
+	sh->name = le32(p);
+	sh->type = le32(p + 4);
+	if (elf64) {
+		sh->flags = le64(p + 8);
+		sh->offset = le64(p + 24);
+		sh->size = le64(p + 32);
+		sh->addralign = le64(p + 48);
+	} else {
+		sh->flags = le32(p + 8);
+		sh->offset = le32(p + 16);
+		sh->size = le32(p + 20);
+		sh->addralign = le32(p + 32);
+	}
+}
+
+/*
+ * ET_REL without libelf, for the plain case: a little-endian object of
+ * EI_VERSION 1 whose section header table and section-name table lie
+ * within the file, with no extended section numbering. It finds what the
+ * libelf walk in read_sections() finds (the first SHT_NOTE named .note.gnu.property,
+ * from section 1 on, that holds a property note) with usually one read
+ * beyond the first KiB, where libelf makes four system calls per file.
+ * Returns 1 when the file is not such a plain case: the caller then asks
+ * libelf, which decides every unusual layout as before.
+ */
+static int read_rel_plain(const struct elf_src *s, const GElf_Ehdr *eh, bool elf64,
+			  struct elf_cet_info *info)
+{
+	static const char want[] = ".note.gnu.property";
+	size_t ent = elf64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+	size_t shnum = eh->e_shnum, strndx = eh->e_shstrndx;
+	unsigned char *span = NULL, *tab, *names = NULL, *names_buf = NULL;
+	uint64_t lo;
+	size_t spanlen;
+	struct rel_shdr str;
+	int rc = 0;
+
+	/* libelf takes only EV_CURRENT files for ELF (else: invalid handle) */
+	if (eh->e_ident[EI_DATA] != ELFDATA2LSB || eh->e_ident[EI_VERSION] != EV_CURRENT ||
+	    eh->e_shoff == 0 || shnum == 0 ||
+	    eh->e_shentsize != ent || shnum * ent > SHDR_TABLE_MAX ||
+	    eh->e_shoff > s->size || shnum * ent > s->size - eh->e_shoff ||
+	    strndx == SHN_UNDEF || strndx >= shnum)
+		return 1;
+	/* the table, and what precedes it (likely .shstrtab), in one read */
+	lo = eh->e_shoff > SHDR_READ_BEFORE ? eh->e_shoff - SHDR_READ_BEFORE : 0;
+	spanlen = (size_t)(eh->e_shoff - lo) + shnum * ent;
+	span = malloc(spanlen);
+	if (!span)
+		return -ENOMEM;
+	rc = src_read(s, span, spanlen, lo);
+	if (rc)
+		goto out;
+	tab = span + (eh->e_shoff - lo);
+	rel_shdr_at(tab + strndx * ent, elf64, &str);
+	if (str.type != SHT_STRTAB || (str.flags & SHF_COMPRESSED) ||
+	    str.offset > s->size || str.size > s->size - str.offset ||
+	    str.size > SHSTRTAB_READ_MAX) {
+		rc = 1;
+		goto out;
+	}
+	if (str.offset >= lo && str.offset - lo <= spanlen && str.size <= spanlen - (str.offset - lo))
+		names = span + (str.offset - lo);
+	for (size_t i = 1; i < shnum; i++) {
+		struct rel_shdr sh;
+		struct elf_prop_note n;
+		unsigned char *buf;
+		size_t len;
+
+		rel_shdr_at(tab + i * ent, elf64, &sh);
+		if (sh.type != SHT_NOTE)
+			continue;
+		if (!names) {
+			names_buf = malloc(str.size ? str.size : 1);
+			if (!names_buf) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			rc = src_read(s, names_buf, str.size, str.offset);
+			if (rc)
+				goto out;
+			names = names_buf;
+		}
+		/* elf_strptr(): the name and its NUL within the table */
+		if (sh.name >= str.size || str.size - sh.name < sizeof(want) ||
+		    memcmp(names + sh.name, want, sizeof(want)) != 0)
+			continue;
+		rc = src_read_alloc(s, sh.offset, sh.size, NOTE_READ_MAX, &buf, &len);
+		if (rc == ELF_CET_ECORRUPT)
+			info->error = "note section extends past the end of the file";
+		if (rc)
+			goto out;
+		elf_prop_parse(buf, len, sh.addralign, elf64, &n);
+		src_free(s, buf);
+		if (n.found) {
+			info->source = ELF_NOTE_SRC_SECTION;
+			info->note = n;
+			break;
+		}
+	}
+out:
+	free(span);
+	free(names_buf);
+	return rc;
+}
+
+/* ET_REL: the note is a section; libelf walks the section headers. */
+static int read_rel(const struct elf_src *s, const GElf_Ehdr *eh, bool elf64,
+		    struct elf_cet_info *info)
+{
+	Elf *e;
+	int rc = s->rel == ELF_REL_LIBELF ? 1 : read_rel_plain(s, eh, elf64, info);
+
+	if (rc <= 0)
+		return rc;
+	if (s->rel == ELF_REL_PLAIN_ONLY)
+		return -ENOTSUP;
+	e = s->fd >= 0 ? elf_begin(s->fd, ELF_C_READ, NULL) :
+			 elf_memory((char *)s->mem, s->size);
 	if (!e) {
 		info->error = elf_errmsg(-1);
 		return ELF_CET_ECORRUPT;
@@ -862,7 +1071,7 @@ static int elf_cet_read(const struct elf_src *s, struct elf_cet_info *info)
 		goto out;	/* big endian: no x86 properties to read */
 
 	if (info->kind == ELF_KIND_REL)
-		rc = read_rel(s, elf64, info);
+		rc = read_rel(s, &h.eh, elf64, info);
 	else
 		rc = read_segments(s, &h, elf64, is_static, info);
 	if (rc)
@@ -945,7 +1154,13 @@ int elf_cet_read_fd(int fd, off_t size, struct elf_cet_info *out)
 
 int elf_cet_read_mem(const void *image, size_t size, struct elf_cet_info *out)
 {
-	struct elf_src s = { .fd = -1, .mem = image, .size = size };
+	return elf_cet_read_mem_rel(image, size, ELF_REL_AUTO, out);
+}
+
+int elf_cet_read_mem_rel(const void *image, size_t size, enum elf_rel_reader how,
+			 struct elf_cet_info *out)
+{
+	struct elf_src s = { .rel = how, .fd = -1, .mem = image, .size = size };
 	int rc;
 
 	memset(out, 0, sizeof(*out));

@@ -179,6 +179,16 @@ int elf_cet_read_fd(int fd, off_t size, struct elf_cet_info *out);
 int elf_cet_read_mem(const void *image, size_t size, struct elf_cet_info *out);
 
 /*
+ * How an ET_REL file's section headers are read: the plain-case reader,
+ * falling back to libelf for any unusual layout (what the two functions
+ * above do); libelf only; or the plain-case reader only, -ENOTSUP when it
+ * declines. The unit tests compare the first two.
+ */
+enum elf_rel_reader { ELF_REL_AUTO, ELF_REL_LIBELF, ELF_REL_PLAIN_ONLY };
+int elf_cet_read_mem_rel(const void *image, size_t size, enum elf_rel_reader how,
+			 struct elf_cet_info *out);
+
+/*
  * What execve() of @prog and then the shadow-stack interface (arch_prctl
  * ARCH_SHSTK_*, map_shadow_stack) do on a kernel of the series with legacy-
  * ELF @policy: the one model of patch 33 and binfmt_elf that cetctl uses.

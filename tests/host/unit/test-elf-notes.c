@@ -5,6 +5,8 @@
  * images through libelf, plus random garbage that must never crash.
  */
 #include <elf.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -553,6 +555,155 @@ static void test_garbage(void)
 	CHECK(1);
 }
 
+/*
+ * An object file (ET_REL) as compilers write it: the property note in
+ * section 1, .text, .shstrtab, then the section header table. @elf64: an
+ * x86-64 or an i386 object. Returns its size.
+ */
+static size_t build_rel(unsigned char *img, bool elf64, uint32_t f1)
+{
+	static const char names[] = "\0.note.gnu.property\0.text\0.shstrtab";
+	struct prop p[] = { { FEATURE_1_AND, 4, f1 } };
+	size_t word = elf64 ? 8 : 4, ehsz = elf64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	size_t shsz = elf64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+	size_t note = ehsz, notelen, text, str, shoff;
+	/* name, type, offset, size, addralign of sections 1..3 */
+	uint64_t sec[3][5];
+
+	memset(img, 0, 4096);
+	notelen = put_note(img + note, p, 1, word, 0);
+	text = note + notelen;
+	memset(img + text, 0xc3, 16);
+	str = text + 16;
+	memcpy(img + str, names, sizeof(names));
+	shoff = (str + sizeof(names) + 7) & ~(size_t)7;
+	sec[0][0] = 1, sec[0][1] = SHT_NOTE, sec[0][2] = note, sec[0][3] = notelen, sec[0][4] = word;
+	sec[1][0] = 20, sec[1][1] = SHT_PROGBITS, sec[1][2] = text, sec[1][3] = 16, sec[1][4] = 16;
+	sec[2][0] = 26, sec[2][1] = SHT_STRTAB, sec[2][2] = str, sec[2][3] = sizeof(names), sec[2][4] = 1;
+	if (elf64) {
+		Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+		Elf64_Shdr *sh = (Elf64_Shdr *)(img + shoff);
+
+		eh->e_ident[EI_CLASS] = ELFCLASS64;
+		eh->e_type = ET_REL;
+		eh->e_machine = EM_X86_64;
+		eh->e_version = EV_CURRENT;
+		eh->e_shoff = shoff;
+		eh->e_ehsize = (Elf64_Half)ehsz;
+		eh->e_shentsize = (Elf64_Half)shsz;
+		eh->e_shnum = 4;
+		eh->e_shstrndx = 3;
+		for (int i = 0; i < 3; i++) {
+			sh[i + 1].sh_name = (Elf64_Word)sec[i][0];
+			sh[i + 1].sh_type = (Elf64_Word)sec[i][1];
+			sh[i + 1].sh_offset = sec[i][2];
+			sh[i + 1].sh_size = sec[i][3];
+			sh[i + 1].sh_addralign = sec[i][4];
+		}
+	} else {
+		Elf32_Ehdr *eh = (Elf32_Ehdr *)img;
+		Elf32_Shdr *sh = (Elf32_Shdr *)(img + shoff);
+
+		eh->e_ident[EI_CLASS] = ELFCLASS32;
+		eh->e_type = ET_REL;
+		eh->e_machine = EM_386;
+		eh->e_version = EV_CURRENT;
+		eh->e_shoff = (Elf32_Off)shoff;
+		eh->e_ehsize = (Elf32_Half)ehsz;
+		eh->e_shentsize = (Elf32_Half)shsz;
+		eh->e_shnum = 4;
+		eh->e_shstrndx = 3;
+		for (int i = 0; i < 3; i++) {
+			sh[i + 1].sh_name = (Elf32_Word)sec[i][0];
+			sh[i + 1].sh_type = (Elf32_Word)sec[i][1];
+			sh[i + 1].sh_offset = (Elf32_Off)sec[i][2];
+			sh[i + 1].sh_size = (Elf32_Word)sec[i][3];
+			sh[i + 1].sh_addralign = (Elf32_Word)sec[i][4];
+		}
+	}
+	memcpy(img, ELFMAG, SELFMAG);
+	img[EI_DATA] = ELFDATA2LSB;
+	img[EI_VERSION] = EV_CURRENT;
+	return shoff + 4 * shsz;
+}
+
+/* Both ways of reading an ET_REL agree on @img (rc, source, note, error). */
+static bool rel_readers_agree(const unsigned char *img, size_t len)
+{
+	struct elf_cet_info a, b;
+	int ra = elf_cet_read_mem_rel(img, len, ELF_REL_LIBELF, &a);
+	int rb = elf_cet_read_mem_rel(img, len, ELF_REL_AUTO, &b);
+
+	if (ra != rb)
+		return false;
+	if ((a.error == NULL) != (b.error == NULL) || (a.error && strcmp(a.error, b.error)))
+		return false;
+	return ra != 0 || (a.kind == b.kind && a.source == b.source &&
+			   a.note.found == b.note.found && a.note.problem == b.note.problem &&
+			   a.note.present == b.note.present &&
+			   a.note.feature_1_and == b.note.feature_1_and &&
+			   a.loader_feature_1_and == b.loader_feature_1_and);
+}
+
+/*
+ * The plain-case ET_REL reader (no libelf) must find what libelf finds:
+ * on well-formed objects, 64- and 32-bit, and on thousands of mutants of
+ * them (header fields, section headers, truncation), where it has to
+ * decline whatever libelf decides differently.
+ */
+static void test_rel_reader_matches_libelf(void)
+{
+	static unsigned char img[4096], mut[4096];
+	struct elf_cet_info info;
+	int plain = 0, differ = 0;
+
+	for (int elf64 = 0; elf64 < 2; elf64++) {
+		size_t len = build_rel(img, elf64, IBT_SHSTK);
+
+		CHECK(elf_cet_read_mem_rel(img, len, ELF_REL_PLAIN_ONLY, &info) == 0);
+		CHECK(info.kind == ELF_KIND_REL && info.source == ELF_NOTE_SRC_SECTION);
+		CHECK(info.x86 && info.machine == (elf64 ? EM_X86_64 : EM_386));
+		CHECK(info.note.found && info.note.feature_1_and == IBT_SHSTK);
+		CHECK(elf_cet_read_mem_rel(img, len, ELF_REL_LIBELF, &info) == 0);
+		CHECK(info.source == ELF_NOTE_SRC_SECTION && info.note.feature_1_and == IBT_SHSTK);
+		CHECK(rel_readers_agree(img, len));
+	}
+	srand(4242);
+	for (int i = 0; i < 20000; i++) {
+		bool elf64 = i & 1;
+		size_t len = build_rel(img, elf64, (i & 2) ? IBT_SHSTK : 0);
+		size_t shoff = elf64 ? ((Elf64_Ehdr *)img)->e_shoff : ((Elf32_Ehdr *)img)->e_shoff;
+
+		memcpy(mut, img, len);
+		for (int k = 1 + rand() % 3; k > 0; k--) {
+			size_t at;
+
+			switch (rand() % 3) {
+			case 0:		/* ELF header past the magic */
+				at = SELFMAG + (size_t)rand() % (elf64 ? 60 : 48);
+				break;
+			case 1:		/* the section header table */
+				at = shoff + (size_t)rand() % (len - shoff);
+				break;
+			default:
+				at = (size_t)rand() % len;
+			}
+			mut[at] = (unsigned char)(rand() % 4 ? rand() : 0);
+		}
+		if (rand() % 10 == 0)
+			len = SELFMAG + (size_t)rand() % (len - SELFMAG);
+		if (elf_cet_read_mem_rel(mut, len, ELF_REL_PLAIN_ONLY, &info) != -ENOTSUP)
+			plain++;
+		if (!rel_readers_agree(mut, len) && differ++ < 5)
+			fprintf(stderr, "%s: mutant %d (elf64=%d, %zu bytes): the readers differ\n",
+				__func__, i, elf64, len);
+	}
+	CHECK(differ == 0);
+	/* the comparison means something only if the plain reader decided most */
+	CHECK(plain > 10000);
+	printf("%s: %d mutants decided without libelf, %d differ\n", __func__, plain, differ);
+}
+
 int main(void)
 {
 	test_good_note64();
@@ -573,6 +724,7 @@ int main(void)
 	test_image_two_pt_notes();
 	test_image_errors();
 	test_garbage();
+	test_rel_reader_matches_libelf();
 
 	printf("test-elf-notes: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
