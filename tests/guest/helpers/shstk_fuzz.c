@@ -1792,63 +1792,42 @@ static int st_own_lost(void)		/* inconsistent: the own shadow stack's lowest pag
 	return 0;
 }
 
-__attribute__((noreturn)) static void selftest_body(void)
+static const struct {
+	int (*setup)(void);
+	bool consistent;
+	const char *name;
+} st_cases[] = {
+	{ st_merge_below_own, true, "a pool shadow stack merged into the own one" },
+	{ st_failed_mremap, true, "a failed shrinking mremap() unmapped the tail" },
+	{ st_lost_flag, false, "a believed page became normal memory (lost VM_SHADOW_STACK)" },
+	{ st_unknown_ss, false, "a shadow stack the model does not know" },
+	{ st_foreign_in_own, false, "an unknown shadow stack merged into the own one" },
+	{ st_own_lost, false, "a page of the own shadow stack became normal memory" },
+};
+
+/* After the enabling arch_prctl: never returns. */
+__attribute__((noreturn)) static void selftest_case_body(unsigned i)
 {
-	static const struct {
-		int (*setup)(void);
-		bool consistent;
-		const char *name;
-	} cases[] = {
-		{ st_merge_below_own, true, "a pool shadow stack merged into the own one" },
-		{ st_failed_mremap, true, "a failed shrinking mremap() unmapped the tail" },
-		{ st_lost_flag, false, "a believed page became normal memory (lost VM_SHADOW_STACK)" },
-		{ st_unknown_ss, false, "a shadow stack the model does not know" },
-		{ st_foreign_in_own, false, "an unknown shadow stack merged into the own one" },
-		{ st_own_lost, false, "a page of the own shadow stack became normal memory" },
-	};
-	int wrong = 0, skipped = 0;
+	int r;
 
 	/* the SSP of an empty shadow stack is its top, the end of its VMA: look below it */
 	if (addr_in_ss_vma(read_ssp() - 1, &st_own_s, &st_own_e) != 1) {
 		say("  FAIL selftest: no ss VMA holds the own SSP %#lx", read_ssp());
-		_exit(1);
+		_exit(2);
 	}
-	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int st, r;
-		pid_t pid = fork_child();
-
-		if (pid == 0) {
-			memset(pool, 0, sizeof(pool));
-			r = cases[i].setup();
-			if (r < 0)
-				_exit(r == -1 ? 77 : 78);
-			_exit(check_beliefs(cases[i].name) ? 1 : 0);
-		}
-		if (pid < 0 || !wait_end(pid, "selftest child", &st) || !WIFEXITED(st)) {
-			say("selftest: %s: the child did not exit (%s)", cases[i].name, pid < 0 ? "fork" : wstr(st));
-			wrong++;
-			continue;
-		}
-		r = WEXITSTATUS(st);
-		if (r == 77) {
-			say("selftest: %s: skipped, the kernel refused the layout", cases[i].name);
-			skipped++;
-		} else if (r == 78 || r > 1) {
-			say("selftest: %s: WRONG, the layout could not be set up (%s)", cases[i].name, wstr(st));
-			wrong++;
-		} else {
-			bool ok = (r == 0) == cases[i].consistent;
-
-			say("selftest: %s: the check %s (%s layout): %s", cases[i].name, r ? "failed" : "passed",
-			    cases[i].consistent ? "consistent" : "inconsistent", ok ? "ok" : "WRONG");
-			wrong += !ok;
-		}
-	}
-	say("RESULT: selftest %s (%d wrong, %d skipped)", wrong ? "failed" : "passed", wrong, skipped);
-	_exit(wrong ? 1 : 0);
+	memset(pool, 0, sizeof(pool));
+	r = st_cases[i].setup();
+	if (r < 0)
+		_exit(r == -1 ? 77 : 78);
+	_exit(check_beliefs(st_cases[i].name) ? 1 : 0);
 }
 
-__attribute__((noreturn)) static void selftest(void)
+/*
+ * Each case in a child of this process (which has no shadow stack) that enables its own,
+ * like a worker: a shadow stack inherited through fork() has a longer anon_vma chain,
+ * and the kernel merges nothing into it, so no merge would be tried.
+ */
+__attribute__((noreturn)) static void selftest_case(unsigned i)
 {
 	long ret = arch_prctl_raw(ARCH_SHSTK_ENABLE, F_SHSTK);
 
@@ -1856,7 +1835,41 @@ __attribute__((noreturn)) static void selftest(void)
 		say("  FAIL selftest: ARCH_SHSTK_ENABLE(SHSTK): %s", errname(-ret));
 		_exit(2);
 	}
-	selftest_body();
+	selftest_case_body(i);
+}
+
+__attribute__((noreturn)) static void selftest(void)
+{
+	int wrong = 0, skipped = 0;
+
+	for (unsigned i = 0; i < sizeof(st_cases) / sizeof(st_cases[0]); i++) {
+		int st, r;
+		pid_t pid = fork_child();
+
+		if (pid == 0)
+			selftest_case(i);
+		if (pid < 0 || !wait_end(pid, "selftest child", &st) || !WIFEXITED(st)) {
+			say("selftest: %s: the child did not exit (%s)", st_cases[i].name, pid < 0 ? "fork" : wstr(st));
+			wrong++;
+			continue;
+		}
+		r = WEXITSTATUS(st);
+		if (r == 77) {
+			say("selftest: %s: skipped, the kernel refused the layout", st_cases[i].name);
+			skipped++;
+		} else if (r == 78 || r > 1) {
+			say("selftest: %s: WRONG, the layout could not be set up (%s)", st_cases[i].name, wstr(st));
+			wrong++;
+		} else {
+			bool ok = (r == 0) == st_cases[i].consistent;
+
+			say("selftest: %s: the check %s (%s layout): %s", st_cases[i].name, r ? "failed" : "passed",
+			    st_cases[i].consistent ? "consistent" : "inconsistent", ok ? "ok" : "WRONG");
+			wrong += !ok;
+		}
+	}
+	say("RESULT: selftest %s (%d wrong, %d skipped)", wrong ? "failed" : "passed", wrong, skipped);
+	_exit(wrong ? 1 : 0);
 }
 
 /* ------------------------------------------------------------ supervisor */
