@@ -259,6 +259,13 @@ struct ent {
 };
 
 static struct ent pool[MAXENT];
+/*
+ * The process's own shadow stack as the kernel made it when the worker enabled shadow
+ * stacks. A pool shadow stack mapped right next to it merges with it (same flags), so
+ * the VMA that holds the SSP may be larger: the belief check uses this range, not that
+ * VMA. No operation touches it (they only act on believed pool pages).
+ */
+static unsigned long own_s0, own_e0;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static int in_child;			/* forked child: no locking (one thread) */
 
@@ -447,6 +454,76 @@ static inline __attribute__((always_inline)) unsigned long shstk_load(unsigned l
 	return *(volatile unsigned long *)p;
 }
 
+/* A VMA of /proc/self/smaps with its VmFlags, for the belief check and its report. */
+struct vma_fl {
+	unsigned long start, end;
+	bool ss;
+	char flags[128];
+};
+
+static int read_vmas_fl(struct vma_fl *v, int max)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/self/smaps", "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			if (n == max)
+				break;
+			v[n] = (struct vma_fl){ .start = s, .end = e };
+			n++;
+		} else if (n && !strncmp(line, "VmFlags:", 8)) {
+			size_t k = strcspn(line + 9, "\n");
+			char *tok, *save;
+
+			if (k >= sizeof(v[n - 1].flags))
+				k = sizeof(v[n - 1].flags) - 1;
+			memcpy(v[n - 1].flags, line + 9, k);
+			v[n - 1].flags[k] = 0;
+			for (tok = strtok_r(line + 8, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+				if (!strcmp(tok, "ss"))
+					v[n - 1].ss = true;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/* smaps lists the VMAs in address order: the index of the one holding a, or -1. */
+static int vma_find(const struct vma_fl *v, int n, unsigned long a)
+{
+	int lo = 0, hi = n - 1;
+
+	while (lo <= hi) {
+		int m = (lo + hi) / 2;
+
+		if (a < v[m].start)
+			hi = m - 1;
+		else if (a >= v[m].end)
+			lo = m + 1;
+		else
+			return m;
+	}
+	return -1;
+}
+
+/* Where a page is, for a report: "unmapped" or its VMA and flags. */
+static const char *where_is(const struct vma_fl *v, int n, unsigned long a, char *buf, size_t sz)
+{
+	int i = vma_find(v, n, a);
+
+	if (i < 0)
+		snprintf(buf, sz, "unmapped");
+	else
+		snprintf(buf, sz, "in VMA %#lx-%#lx [%s]", v[i].start, v[i].end, v[i].flags);
+	return buf;
+}
+
 /* ------------------------------------------------------------ operations */
 
 static const unsigned long sizes_pages[] = { 0, 1, 1, 2, 3, 4, 8, 16, 64, 511, 512, 513, 1024, 2048 };
@@ -540,6 +617,54 @@ static void op_map(struct rng *r)
 		bad("munmap of a fresh shadow stack %#lx+%#lx: %s", ret, npages * PAGE, strerror(errno));
 }
 
+/*
+ * Under the lock, after a call that failed but may have unmapped part of its range before
+ * it failed: every believed page of [first, first + n) must still be a shadow-stack page
+ * or be unmapped; the unmapped ones are forgotten. A page in any other VMA is a failure
+ * (the kernel may drop a range, never turn it into something else).
+ */
+static void forget_unmapped(struct ent *e, unsigned long first, unsigned long n, const char *what)
+{
+	static struct vma_fl v[4096];
+	int nv = read_vmas_fl(v, 4096);
+	unsigned long gone = 0;
+	char buf[200];
+
+	if (nv < 0) {
+		bad("%s: cannot read smaps", what);
+		return;
+	}
+	for (unsigned long i = first; i < first + n && i < e->npages; i++) {
+		unsigned long a = e->base + i * PAGE;
+		int j = vma_find(v, nv, a);
+
+		if (!pg(e, i))
+			continue;
+		if (j < 0) {
+			pg_set(e, i, false);
+			gone++;
+		} else if (!v[j].ss) {
+			bad("after %s, page %#lx of a shadow stack is %s", what, a, where_is(v, nv, a, buf, sizeof(buf)));
+		}
+	}
+	if (gone)
+		note("%s: %lu page(s) from %#lx were unmapped", what, gone, e->base + first * PAGE);
+	if (!ent_count(e))
+		e->used = false;
+}
+
+/*
+ * The model of a failed mremap(). A move (MREMAP_FIXED or MREMAP_DONTUNMAP: mremap_to())
+ * that shrinks unmaps the tail [new size, old size) before it looks at the old range,
+ * and keeps it unmapped when it then fails, e.g. with EFAULT because the range spans
+ * two VMAs (6.1 and mainline alike). Any other failure changes nothing.
+ */
+static void after_failed_mremap(struct ent *e, unsigned long nsz, unsigned long fl)
+{
+	if (e && (fl & (MREMAP_FIXED | MREMAP_DONTUNMAP)) && nsz / PAGE < e->npages)
+		forget_unmapped(e, nsz / PAGE, e->npages - nsz / PAGE, "a failed shrinking mremap");
+}
+
 static void op_unmap(struct rng *r)
 {
 	unsigned long first, n;
@@ -555,7 +680,9 @@ static void op_unmap(struct rng *r)
 
 			note("mmap-fixed-over %#lx+%#lx = %p", e->base + first * PAGE, n * PAGE, p);
 			if (p == MAP_FAILED) {
+				/* mmap_region() unmaps what it replaces before it may fail (accounting) */
 				say("  info mmap MAP_FIXED over a shadow stack: %s", strerror(errno));
+				forget_unmapped(e, first, n, "a failed mmap MAP_FIXED");
 			} else {
 				if (munmap(p, n * PAGE))
 					bad("munmap of the mapping put over a shadow stack: %s", strerror(errno));
@@ -621,14 +748,6 @@ static void op_madvise(struct rng *r)
 	}
 	punlock();
 	__atomic_fetch_add(&nops, 1, __ATOMIC_RELAXED);
-}
-
-/* The model of a failed mremap(): nothing changed. */
-static void after_failed_mremap(struct ent *e, unsigned long nsz, unsigned long fl)
-{
-	(void)e;
-	(void)nsz;
-	(void)fl;
 }
 
 static void op_mremap(struct rng *r)
@@ -1386,77 +1505,6 @@ static void op_fork(struct rng *r)
 
 /* --------------------------------------------------------------- checks */
 
-/* A VMA of /proc/self/smaps with its VmFlags, for the belief check and its report. */
-struct vma_fl {
-	unsigned long start, end;
-	bool ss;
-	char flags[128];
-};
-
-static int read_vmas_fl(struct vma_fl *v, int max)
-{
-	char line[1024];
-	FILE *f = fopen("/proc/self/smaps", "r");
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long s, e;
-
-		if (sscanf(line, "%lx-%lx ", &s, &e) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-			if (n == max)
-				break;
-			v[n] = (struct vma_fl){ .start = s, .end = e };
-			n++;
-		} else if (n && !strncmp(line, "VmFlags:", 8)) {
-			char *tok, *save;
-
-			size_t k = strcspn(line + 9, "\n");
-
-			if (k >= sizeof(v[n - 1].flags))
-				k = sizeof(v[n - 1].flags) - 1;
-			memcpy(v[n - 1].flags, line + 9, k);
-			v[n - 1].flags[k] = 0;
-			for (tok = strtok_r(line + 8, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
-				if (!strcmp(tok, "ss"))
-					v[n - 1].ss = true;
-		}
-	}
-	fclose(f);
-	return n;
-}
-
-/* smaps lists the VMAs in address order: the index of the one holding a, or -1. */
-static int vma_find(const struct vma_fl *v, int n, unsigned long a)
-{
-	int lo = 0, hi = n - 1;
-
-	while (lo <= hi) {
-		int m = (lo + hi) / 2;
-
-		if (a < v[m].start)
-			hi = m - 1;
-		else if (a >= v[m].end)
-			lo = m + 1;
-		else
-			return m;
-	}
-	return -1;
-}
-
-/* Where a page is, for a report: "unmapped" or its VMA and flags. */
-static const char *where_is(const struct vma_fl *v, int n, unsigned long a, char *buf, size_t sz)
-{
-	int i = vma_find(v, n, a);
-
-	if (i < 0)
-		snprintf(buf, sz, "unmapped");
-	else
-		snprintf(buf, sz, "in VMA %#lx-%#lx [%s]", v[i].start, v[i].end, v[i].flags);
-	return buf;
-}
-
 static bool believed(unsigned long a)
 {
 	for (int k = 0; k < MAXENT; k++) {
@@ -1478,11 +1526,15 @@ static void print_trail(void)
 	}
 }
 
-/* The ss pages of smaps equal the pool's believed pages plus the own shadow stack. */
+/*
+ * The ss pages of smaps are exactly the pool's believed pages plus the own shadow stack
+ * [own_s0, own_e0), whatever VMAs the kernel merged or split them into; the own SSP is
+ * in the own shadow stack.
+ */
 static int check_beliefs(const char *where)
 {
 	static struct vma_fl v[4096];
-	unsigned long ssp = read_ssp(), own_s = 0, own_e = 0, extra = 0, missing = 0;
+	unsigned long ssp = read_ssp(), extra = 0, missing = 0, own_lost = 0;
 	int n = read_vmas_fl(v, 4096), nss = 0, bad_n = 0;
 	char buf[200];
 
@@ -1494,15 +1546,11 @@ static int check_beliefs(const char *where)
 		if (!v[i].ss)
 			continue;
 		nss++;
-		if (ssp >= v[i].start && ssp < v[i].end) {
-			own_s = v[i].start;
-			own_e = v[i].end;
-			continue;
-		}
 		for (unsigned long a = v[i].start; a < v[i].end; a += PAGE)
-			if (!believed(a) && extra++ < 3)
-				say("  info %s: ss page %#lx in smaps (%s) is not in the pool",
-				    where, a, where_is(v, n, a, buf, sizeof(buf)));
+			if (!(a >= own_s0 && a < own_e0) && !believed(a) && extra++ < 3)
+				say("  info %s: ss page %#lx in smaps (%s%s) is not in the pool", where, a,
+				    where_is(v, n, a, buf, sizeof(buf)),
+				    ssp >= v[i].start && ssp < v[i].end ? ", with the own SSP" : "");
 	}
 	for (int k = 0; k < MAXENT; k++) {
 		const struct ent *e = &pool[k];
@@ -1515,19 +1563,27 @@ static int check_beliefs(const char *where)
 
 			if (!pg(e, i))
 				continue;
-			if ((j < 0 || !v[j].ss || (a >= own_s && a < own_e)) && missing++ < 3)
+			/* a pool page inside the own range: the model is wrong, whatever smaps says */
+			if ((j < 0 || !v[j].ss || (a >= own_s0 && a < own_e0)) && missing++ < 3)
 				say("  info %s: pool page %#lx (entry %d: %#lx+%lu pages) is not an ss page of smaps: %s%s",
 				    where, a, k, e->base, e->npages, where_is(v, n, a, buf, sizeof(buf)),
-				    a >= own_s && a < own_e ? ", the VMA of the own SSP" : "");
+				    a >= own_s0 && a < own_e0 ? ", inside the own shadow stack" : "");
 		}
 	}
-	if (!own_s) {
-		say("  FAIL %s: no ss VMA holds the own SSP %#lx", where, ssp);
+	for (unsigned long a = own_s0; a < own_e0; a += PAGE) {
+		int j = vma_find(v, n, a);
+
+		if ((j < 0 || !v[j].ss) && own_lost++ < 3)
+			say("  info %s: page %#lx of the own shadow stack %#lx-%#lx is not an ss page: %s",
+			    where, a, own_s0, own_e0, where_is(v, n, a, buf, sizeof(buf)));
+	}
+	if (!own_s0 || ssp <= own_s0 || ssp > own_e0) {
+		say("  FAIL %s: the own SSP %#lx is not in the own shadow stack %#lx-%#lx", where, ssp, own_s0, own_e0);
 		bad_n++;
 	}
-	if (extra || missing) {
-		say("  FAIL %s: %lu ss page(s) in smaps not in the pool, %lu pool page(s) not ss (%d ss VMAs, pool %lu pages, own SSP %#lx in %#lx-%#lx)",
-		    where, extra, missing, nss, pool_pages(), ssp, own_s, own_e);
+	if (extra || missing || own_lost) {
+		say("  FAIL %s: %lu ss page(s) in smaps not in the pool, %lu pool page(s) not ss, %lu page(s) of the own shadow stack not ss (%d ss VMAs, pool %lu pages)",
+		    where, extra, missing, own_lost, nss, pool_pages());
 		bad_n++;
 	}
 	if (bad_n && !in_child)
@@ -1681,6 +1737,11 @@ __attribute__((noreturn)) static void worker(uint64_t seed, int phases, int per_
 		say("  FAIL worker: ARCH_SHSTK_ENABLE(WRSS): %s", errname(-ret));
 		_exit(2);
 	}
+	/* nothing pushed yet: the SSP is the top, the end of the VMA */
+	if (addr_in_ss_vma(read_ssp() - 1, &own_s0, &own_e0) != 1) {
+		say("  FAIL worker: no ss VMA holds the own SSP %#lx", read_ssp());
+		_exit(2);
+	}
 	worker_body(seed, phases, per_phase);
 }
 
@@ -1692,8 +1753,6 @@ __attribute__((noreturn)) static void worker(uint64_t seed, int phases, int per_
  * rightly produce (the check must pass); inconsistent ones are a model that disagrees
  * with the kernel, as a kernel bug would make it (the check must fail).
  */
-static unsigned long st_own_s, st_own_e;
-
 /* A shadow stack of npages at addr (0: anywhere), entered in the pool if record. 0 if refused. */
 static unsigned long st_map(unsigned long addr, unsigned long npages, bool record)
 {
@@ -1724,13 +1783,13 @@ static struct ent *st_ent(unsigned long base)
 
 static int st_merge_below_own(void)	/* consistent: a pool stack merged into the own one */
 {
-	unsigned long a = st_map(st_own_s - PAGE, 1, true), s = 0, e = 0;
+	unsigned long a = st_map(own_s0 - PAGE, 1, true), s = 0, e = 0;
 
 	if (!a)
 		return -1;
 	addr_in_ss_vma(a, &s, &e);
 	say("  info selftest: pool page %#lx is in the VMA %#lx-%#lx (own shadow stack %#lx-%#lx): %s",
-	    a, s, e, st_own_s, st_own_e, e >= st_own_e ? "merged with it" : "not merged");
+	    a, s, e, own_s0, own_e0, e >= own_e0 ? "merged with it" : "not merged");
 	return 0;
 }
 
@@ -1781,12 +1840,12 @@ static int st_unknown_ss(void)		/* inconsistent: a shadow stack the pool does no
 
 static int st_foreign_in_own(void)	/* inconsistent: an unknown shadow stack merged into the own */
 {
-	return st_map(st_own_s - PAGE, 1, false) ? 0 : -1;
+	return st_map(own_s0 - PAGE, 1, false) ? 0 : -1;
 }
 
 static int st_own_lost(void)		/* inconsistent: the own shadow stack's lowest page is normal */
 {
-	if (mmap((void *)st_own_s, PAGE, PROT_READ | PROT_WRITE,
+	if (mmap((void *)own_s0, PAGE, PROT_READ | PROT_WRITE,
 		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
 		return -1;
 	return 0;
@@ -1811,7 +1870,7 @@ __attribute__((noreturn)) static void selftest_case_body(unsigned i)
 	int r;
 
 	/* the SSP of an empty shadow stack is its top, the end of its VMA: look below it */
-	if (addr_in_ss_vma(read_ssp() - 1, &st_own_s, &st_own_e) != 1) {
+	if (addr_in_ss_vma(read_ssp() - 1, &own_s0, &own_e0) != 1) {
 		say("  FAIL selftest: no ss VMA holds the own SSP %#lx", read_ssp());
 		_exit(2);
 	}
