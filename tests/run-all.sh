@@ -12,7 +12,9 @@
 #        kselftest  the 6.1 tree's x86 and vm selftests in QEMU on unpatched 6.1
 #               and on our kernel (same config); a test that passes on 6.1 and
 #               fails on ours is a failure
-#        bochs  our kernel in Bochs with emulated CET: every guest suite runs
+#        bochs  our kernel in Bochs with emulated CET: every guest suite runs,
+#               the shadow-stack fuzzer for 3 x 30 s (CETCTL_FUZZ_SHSTK=1: its
+#               long run, kernel argument cetctl.fuzz=1; README "Long runs")
 #
 # It installs the Debian packages it needs (vm/install-deps.sh), builds
 # cetctl and its tests, builds our kernel from linux-source-6.1 plus
