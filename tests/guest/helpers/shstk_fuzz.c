@@ -1793,7 +1793,12 @@ static int st_merge_below_own(void)	/* consistent: a pool stack merged into the 
 	return 0;
 }
 
-static int st_failed_mremap(void)	/* consistent: a failed shrinking move unmapped the tail */
+/*
+ * A failed shrinking move: the tail is unmapped (consistent), or with normal_tail a
+ * page of it is normal memory, as if the kernel had put something else there
+ * (inconsistent: forget_unmapped() must count a failure).
+ */
+static int st_failed_mremap_how(bool normal_tail)
 {
 	unsigned long a = st_map(0, 16, true);
 	void *rsv, *p;
@@ -1816,8 +1821,21 @@ static int st_failed_mremap(void)	/* consistent: a failed shrinking move unmappe
 		return -2;
 	}
 	munmap(rsv, 8 * PAGE);
+	if (normal_tail && mmap((void *)(a + 12 * PAGE), PAGE, PROT_READ | PROT_WRITE,
+				MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+		return -1;
 	after_failed_mremap(st_ent(a), 8 * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED);
 	return 0;
+}
+
+static int st_failed_mremap(void)
+{
+	return st_failed_mremap_how(false);
+}
+
+static int st_failed_mremap_normal(void)
+{
+	return st_failed_mremap_how(true);
 }
 
 static int st_lost_flag(void)		/* inconsistent: a believed page is normal memory */
@@ -1858,6 +1876,7 @@ static const struct {
 } st_cases[] = {
 	{ st_merge_below_own, true, "a pool shadow stack merged into the own one" },
 	{ st_failed_mremap, true, "a failed shrinking mremap() unmapped the tail" },
+	{ st_failed_mremap_normal, false, "a failed shrinking mremap() left normal memory in the tail" },
 	{ st_lost_flag, false, "a believed page became normal memory (lost VM_SHADOW_STACK)" },
 	{ st_unknown_ss, false, "a shadow stack the model does not know" },
 	{ st_foreign_in_own, false, "an unknown shadow stack merged into the own one" },
@@ -1878,7 +1897,8 @@ __attribute__((noreturn)) static void selftest_case_body(unsigned i)
 	r = st_cases[i].setup();
 	if (r < 0)
 		_exit(r == -1 ? 77 : 78);
-	_exit(check_beliefs(st_cases[i].name) ? 1 : 0);
+	/* the failures counted on the way (forget_unmapped()) count too */
+	_exit(check_beliefs(st_cases[i].name) || nfails ? 1 : 0);
 }
 
 /*
