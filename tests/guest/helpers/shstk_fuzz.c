@@ -43,7 +43,11 @@
  *     checked in smaps that the page is in an `ss` VMA), or process_vm_writev or a kernel
  *     write (read(2), ARCH_SHSTK_STATUS, PTRACE_GETREGSET) changed a shadow-stack page;
  *   - userfaultfd registration on a shadow stack succeeded;
- *   - the ss pages in smaps differ from the fuzzer's belief, in a quiescent process;
+ *   - the ss pages in smaps differ from the fuzzer's belief (pool pages plus the own
+ *     shadow stack as it was enabled, whatever VMAs the kernel merged or split them
+ *     into), in a quiescent process; after a call that failed but may unmap part of
+ *     its range first (a shrinking mremap() move, mmap MAP_FIXED), a believed page that
+ *     is neither unmapped nor a shadow-stack page;
  *   - a child or worker did not finish in SHSTK_FUZZ_HANG s: its tasks' state, wchan
  *     and kernel stack are printed, and the fuzzer stops;
  *   - a worker died of a signal or exited other than 0 (it only does what is safe for
