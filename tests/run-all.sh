@@ -12,7 +12,9 @@
 #        kselftest  the 6.1 tree's x86 and vm selftests in QEMU on unpatched 6.1
 #               and on our kernel (same config); a test that passes on 6.1 and
 #               fails on ours is a failure
-#        bochs  our kernel in Bochs with emulated CET: every guest suite runs, then
+#        bochs  our kernel in Bochs with emulated CET: every guest suite runs,
+#               the shadow-stack fuzzer for 3 x 30 s (CETCTL_FUZZ_SHSTK=1: its
+#               long run, kernel argument cetctl.fuzz=1; README "Long runs"), then
 #               short boots of their own: nousershstk, and CRIU 4.2 (vm/build-criu.sh)
 #               dumping and restoring shadow-stack processes (tests/guest/criu.bats)
 #

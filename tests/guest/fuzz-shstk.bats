@@ -4,15 +4,21 @@
 # lists the operations and what fails a run).
 #
 # Bounds (environment, guest seconds):
-#   SHSTK_FUZZ_SECS  time budget (default 90)      SHSTK_FUZZ_OPS  operation budget (100000)
+#   SHSTK_FUZZ_RUNS  runs of the helper, each with its own seed (CI: 3; long run: 5)
+#   SHSTK_FUZZ_SECS  time budget of each run (CI: 30; long run: 120)
+#   SHSTK_FUZZ_OPS   operation budget of each run (100000)
 #   SHSTK_FUZZ_HANG  a child not done after this is hung (60)
-#   SHSTK_FUZZ_SEED  the seed (default: from the clock; the helper prints it).
-# In the guest, pass them on the kernel command line (a word KEY=VALUE without a dot
-# becomes /init's environment), e.g. to reproduce a failure:
+#   SHSTK_FUZZ_SEED  the seed (default: from the clock; every run prints its own); when
+#                    set, one run with it: a reproduction
+# The long run is the kernel argument cetctl.fuzz=1 (CETCTL_FUZZ_SHSTK=1 for
+# tests/run-all.sh bochs). In the guest, pass the bounds on the kernel command line (a
+# word KEY=VALUE without a dot becomes /init's environment), e.g. to reproduce a failure:
 #   bash vm/run-bochs.sh KERNEL INITRD --suites fuzz-shstk --append "SHSTK_FUZZ_SEED=N"
+# The worker threads make a seed replay the same operations, not the same interleaving:
+# add SHSTK_FUZZ_THREADS=0 for a closer replay.
 #
-# Measured in Bochs (series key f3a85a35, issue 11's fixes): 90 s gave 28 worker rounds,
-# 10459 operations, the suite ~100 guest s (~3.5 min wall); kernel log clean.
+# Measured in Bochs (series key f3a85a35, CI bounds): 3 runs, 28 worker rounds, 9823
+# operations, the suite ~110 guest s (10 min wall on a loaded 2-core host); kernel log clean.
 #
 # The children the fuzzer sacrifices die of #CP ("control protection"), SIGSEGV
 # ("segfault", e.g. a bad rt_sigreturn frame: "bad frame") or traps on random registers
@@ -25,22 +31,40 @@ setup_file() {
 	expect_kernel_log 'control protection|segfault at|bad frame|traps: [^ []+\[[0-9]+\] '
 }
 
-@test "fuzz: shadow-stack interfaces with random arguments, bounded in time (seed printed)" {
-	# Opt-in until the failure of seed 1804783703546554 is understood (its
-	# smaps belief check found 11 pool pages not ss, probably pool mappings
-	# merged into the worker's own shadow-stack VMA, i.e. a fuzzer bug, not
-	# confirmed): tests/run-all.sh passes cetctl.fuzz=1 with CETCTL_FUZZ_SHSTK=1.
-	grep -qw 'cetctl.fuzz=1' /proc/cmdline ||
-		skip "opt-in (CETCTL_FUZZ_SHSTK=1): seed 1804783703546554 failed its smaps belief check, under investigation"
+@test "fuzz: the belief check passes on layouts the kernel may make, fails on wrong ones (selftest)" {
 	require_shstk
-	local secs=${SHSTK_FUZZ_SECS:-90} hang=${SHSTK_FUZZ_HANG:-60}
-	# the helper bounds itself; the timeout is for the helper hanging in the kernel
-	run timeout -k 5 $((secs + 3 * hang + 60)) "$HELPERS/shstk_fuzz" "$secs" "${SHSTK_FUZZ_OPS:-100000}"
+	run timeout -k 5 120 "$HELPERS/shstk_fuzz" selftest
 	printf '%s\n' "$output"
-	# the seed and the counts, also when the test passes (TAP comments)
-	grep -E '^seed=|info rounds=|^RESULT' <<<"$output" | sed 's/^/# /' >&3
-	[[ $status != 124 && $status != 137 ]] || fail "shstk_fuzz itself did not finish (timeout, status $status)"
-	[[ $status == 0 ]] || fail "shstk_fuzz exited with status $status"
-	grep -q '^seed=' <<<"$output" || fail "no seed printed"
-	grep -q '^RESULT: all checks passed' <<<"$output" || fail "no passing RESULT line"
+	grep -E '^selftest:|^RESULT' <<<"$output" | sed 's/^/# /' >&3
+	[[ $status == 0 ]] || fail "shstk_fuzz selftest exited with status $status"
+	grep -q '^RESULT: selftest passed' <<<"$output" || fail "no passing RESULT line"
+}
+
+@test "fuzz: shadow-stack interfaces with random arguments, bounded in time (seeds printed)" {
+	require_shstk
+	local runs secs hang=${SHSTK_FUZZ_HANG:-60} i out ops=0 rounds=0 took=0 seeds=() n o t
+	if grep -qw 'cetctl.fuzz=1' /proc/cmdline; then	# the long run (CETCTL_FUZZ_SHSTK=1)
+		runs=${SHSTK_FUZZ_RUNS:-5} secs=${SHSTK_FUZZ_SECS:-120}
+	else						# CI
+		runs=${SHSTK_FUZZ_RUNS:-3} secs=${SHSTK_FUZZ_SECS:-30}
+	fi
+	# a given seed is a reproduction: one run
+	[[ -z ${SHSTK_FUZZ_SEED:-} ]] || runs=1
+	for ((i = 1; i <= runs; i++)); do
+		# the helper bounds itself; the timeout is for the helper hanging in the kernel
+		run timeout -k 5 $((secs + 3 * hang + 60)) "$HELPERS/shstk_fuzz" "$secs" "${SHSTK_FUZZ_OPS:-100000}"
+		printf '%s\n' "$output"
+		# the seed and the counts, also when the test passes (TAP comments)
+		grep -E '^seed=|info rounds=|^RESULT' <<<"$output" | sed "s/^/# run $i: /" >&3
+		[[ $status != 124 && $status != 137 ]] || fail "shstk_fuzz itself did not finish (timeout, status $status)"
+		[[ $status == 0 ]] || fail "shstk_fuzz exited with status $status"
+		grep -q '^seed=' <<<"$output" || fail "no seed printed"
+		grep -q '^RESULT: all checks passed' <<<"$output" || fail "no passing RESULT line"
+		seeds+=("$(sed -n 's/^seed=\([0-9]*\) .*/\1/p' <<<"$output")")
+		out=$(sed -n 's/.*info rounds=\([0-9]*\) ops=\([0-9]*\) secs=\([0-9]*\).*/\1 \2 \3/p' <<<"$output")
+		read -r n o t <<<"$out"
+		rounds=$((rounds + ${n:-0})) ops=$((ops + ${o:-0})) took=$((took + ${t:-0}))
+	done
+	echo "# fuzz: $runs run(s), seeds ${seeds[*]}: $rounds worker rounds, $ops operations, ${took} s" >&3
+	((ops > 0)) || fail "the fuzzer did no operation"
 }

@@ -4,6 +4,8 @@
  * (issue 11, tests/guest/fuzz-shstk.bats; needs shadow-stack hardware: the Bochs tier).
  *
  *   shstk_fuzz [SECS [OPS]]
+ *   shstk_fuzz selftest      the belief check on fixed layouts: it must pass on the ones
+ *                            the kernel may rightly produce, fail on wrong ones
  *
  * Environment (the arguments win):
  *   SHSTK_FUZZ_SEED   PRNG seed (default: from the clock; always printed: rerun with it)
@@ -41,7 +43,11 @@
  *     checked in smaps that the page is in an `ss` VMA), or process_vm_writev or a kernel
  *     write (read(2), ARCH_SHSTK_STATUS, PTRACE_GETREGSET) changed a shadow-stack page;
  *   - userfaultfd registration on a shadow stack succeeded;
- *   - the ss pages in smaps differ from the fuzzer's belief, in a quiescent process;
+ *   - the ss pages in smaps differ from the fuzzer's belief (pool pages plus the own
+ *     shadow stack as it was enabled, whatever VMAs the kernel merged or split them
+ *     into), in a quiescent process; after a call that failed but may unmap part of
+ *     its range first (a shrinking mremap() move, mmap MAP_FIXED), a believed page that
+ *     is neither unmapped nor a shadow-stack page;
  *   - a child or worker did not finish in SHSTK_FUZZ_HANG s: its tasks' state, wchan
  *     and kernel stack are printed, and the fuzzer stops;
  *   - a worker died of a signal or exited other than 0 (it only does what is safe for
@@ -257,6 +263,13 @@ struct ent {
 };
 
 static struct ent pool[MAXENT];
+/*
+ * The process's own shadow stack as the kernel made it when the worker enabled shadow
+ * stacks. A pool shadow stack mapped right next to it merges with it (same flags), so
+ * the VMA that holds the SSP may be larger: the belief check uses this range, not that
+ * VMA. No operation touches it (they only act on believed pool pages).
+ */
+static unsigned long own_s0, own_e0;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static int in_child;			/* forked child: no locking (one thread) */
 
@@ -387,7 +400,7 @@ static void pick_range(struct rng *r, const struct ent *e, unsigned long *first,
  * The last layout operations of this process (a ring), printed when the worker dies of
  * a fault it should not have had: what led to it.
  */
-#define TRAIL 24
+#define TRAIL 48
 static char trail[TRAIL][112];
 static unsigned trail_n;
 
@@ -443,6 +456,76 @@ static void catch_worker_faults(void)
 static inline __attribute__((always_inline)) unsigned long shstk_load(unsigned long *p)
 {
 	return *(volatile unsigned long *)p;
+}
+
+/* A VMA of /proc/self/smaps with its VmFlags, for the belief check and its report. */
+struct vma_fl {
+	unsigned long start, end;
+	bool ss;
+	char flags[128];
+};
+
+static int read_vmas_fl(struct vma_fl *v, int max)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/self/smaps", "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			if (n == max)
+				break;
+			v[n] = (struct vma_fl){ .start = s, .end = e };
+			n++;
+		} else if (n && !strncmp(line, "VmFlags:", 8)) {
+			size_t k = strcspn(line + 9, "\n");
+			char *tok, *save;
+
+			if (k >= sizeof(v[n - 1].flags))
+				k = sizeof(v[n - 1].flags) - 1;
+			memcpy(v[n - 1].flags, line + 9, k);
+			v[n - 1].flags[k] = 0;
+			for (tok = strtok_r(line + 8, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+				if (!strcmp(tok, "ss"))
+					v[n - 1].ss = true;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/* smaps lists the VMAs in address order: the index of the one holding a, or -1. */
+static int vma_find(const struct vma_fl *v, int n, unsigned long a)
+{
+	int lo = 0, hi = n - 1;
+
+	while (lo <= hi) {
+		int m = (lo + hi) / 2;
+
+		if (a < v[m].start)
+			hi = m - 1;
+		else if (a >= v[m].end)
+			lo = m + 1;
+		else
+			return m;
+	}
+	return -1;
+}
+
+/* Where a page is, for a report: "unmapped" or its VMA and flags. */
+static const char *where_is(const struct vma_fl *v, int n, unsigned long a, char *buf, size_t sz)
+{
+	int i = vma_find(v, n, a);
+
+	if (i < 0)
+		snprintf(buf, sz, "unmapped");
+	else
+		snprintf(buf, sz, "in VMA %#lx-%#lx [%s]", v[i].start, v[i].end, v[i].flags);
+	return buf;
 }
 
 /* ------------------------------------------------------------ operations */
@@ -538,6 +621,54 @@ static void op_map(struct rng *r)
 		bad("munmap of a fresh shadow stack %#lx+%#lx: %s", ret, npages * PAGE, strerror(errno));
 }
 
+/*
+ * Under the lock, after a call that failed but may have unmapped part of its range before
+ * it failed: every believed page of [first, first + n) must still be a shadow-stack page
+ * or be unmapped; the unmapped ones are forgotten. A page in any other VMA is a failure
+ * (the kernel may drop a range, never turn it into something else).
+ */
+static void forget_unmapped(struct ent *e, unsigned long first, unsigned long n, const char *what)
+{
+	static struct vma_fl v[4096];
+	int nv = read_vmas_fl(v, 4096);
+	unsigned long gone = 0;
+	char buf[200];
+
+	if (nv < 0) {
+		bad("%s: cannot read smaps", what);
+		return;
+	}
+	for (unsigned long i = first; i < first + n && i < e->npages; i++) {
+		unsigned long a = e->base + i * PAGE;
+		int j = vma_find(v, nv, a);
+
+		if (!pg(e, i))
+			continue;
+		if (j < 0) {
+			pg_set(e, i, false);
+			gone++;
+		} else if (!v[j].ss) {
+			bad("after %s, page %#lx of a shadow stack is %s", what, a, where_is(v, nv, a, buf, sizeof(buf)));
+		}
+	}
+	if (gone)
+		note("%s: %lu page(s) from %#lx were unmapped", what, gone, e->base + first * PAGE);
+	if (!ent_count(e))
+		e->used = false;
+}
+
+/*
+ * The model of a failed mremap(). A move (MREMAP_FIXED or MREMAP_DONTUNMAP: mremap_to())
+ * that shrinks unmaps the tail [new size, old size) before it looks at the old range,
+ * and keeps it unmapped when it then fails, e.g. with EFAULT because the range spans
+ * two VMAs (6.1 and mainline alike). Any other failure changes nothing.
+ */
+static void after_failed_mremap(struct ent *e, unsigned long nsz, unsigned long fl)
+{
+	if (e && (fl & (MREMAP_FIXED | MREMAP_DONTUNMAP)) && nsz / PAGE < e->npages)
+		forget_unmapped(e, nsz / PAGE, e->npages - nsz / PAGE, "a failed shrinking mremap");
+}
+
 static void op_unmap(struct rng *r)
 {
 	unsigned long first, n;
@@ -553,7 +684,9 @@ static void op_unmap(struct rng *r)
 
 			note("mmap-fixed-over %#lx+%#lx = %p", e->base + first * PAGE, n * PAGE, p);
 			if (p == MAP_FAILED) {
+				/* mmap_region() unmaps what it replaces before it may fail (accounting) */
 				say("  info mmap MAP_FIXED over a shadow stack: %s", strerror(errno));
+				forget_unmapped(e, first, n, "a failed mmap MAP_FIXED");
 			} else {
 				if (munmap(p, n * PAGE))
 					bad("munmap of the mapping put over a shadow stack: %s", strerror(errno));
@@ -665,6 +798,7 @@ static void op_mremap(struct rng *r)
 	if (p == MAP_FAILED) {
 		if (rsv != MAP_FAILED)
 			munmap(rsv, nsz);
+		after_failed_mremap(e, nsz, fl);
 	} else if (fl & MREMAP_DONTUNMAP) {
 		/* the old range stays, an empty shadow stack; the new one is another entry */
 		int slot = -1;
@@ -1375,12 +1509,38 @@ static void op_fork(struct rng *r)
 
 /* --------------------------------------------------------------- checks */
 
-/* The ss pages of smaps equal the pool's believed pages plus the own shadow stack. */
+static bool believed(unsigned long a)
+{
+	for (int k = 0; k < MAXENT; k++) {
+		const struct ent *e = &pool[k];
+
+		if (e->used && a >= e->base && a < e->base + e->npages * PAGE && pg(e, (a - e->base) / PAGE))
+			return true;
+	}
+	return false;
+}
+
+static void print_trail(void)
+{
+	for (unsigned i = 0; i < TRAIL; i++) {
+		unsigned j = (trail_n + i) % TRAIL;
+
+		if (trail[j][0])
+			say("  info trail: %s", trail[j]);
+	}
+}
+
+/*
+ * The ss pages of smaps are exactly the pool's believed pages plus the own shadow stack
+ * [own_s0, own_e0), whatever VMAs the kernel merged or split them into; the own SSP is
+ * in the own shadow stack.
+ */
 static int check_beliefs(const char *where)
 {
-	static struct vma_info v[4096];
-	unsigned long ssp = read_ssp(), own_s = 0, own_e = 0, extra = 0, missing = 0;
-	int n = read_vmas(0, v, 4096), nss = 0, bad_n = 0;
+	static struct vma_fl v[4096];
+	unsigned long ssp = read_ssp(), extra = 0, missing = 0, own_lost = 0;
+	int n = read_vmas_fl(v, 4096), nss = 0, bad_n = 0;
+	char buf[200];
 
 	if (n < 0) {
 		say("  FAIL %s: cannot read smaps", where);
@@ -1390,24 +1550,11 @@ static int check_beliefs(const char *where)
 		if (!v[i].ss)
 			continue;
 		nss++;
-		if (ssp >= v[i].start && ssp < v[i].end) {
-			own_s = v[i].start;
-			own_e = v[i].end;
-			continue;
-		}
-		for (unsigned long a = v[i].start; a < v[i].end; a += PAGE) {
-			bool found = false;
-
-			for (int k = 0; k < MAXENT && !found; k++) {
-				const struct ent *e = &pool[k];
-
-				if (e->used && a >= e->base && a < e->base + e->npages * PAGE)
-					found = pg(e, (a - e->base) / PAGE);
-			}
-			if (!found && extra++ < 3)
-				say("  info %s: ss page %#lx in smaps (VMA %#lx-%#lx) is not in the pool",
-				    where, a, v[i].start, v[i].end);
-		}
+		for (unsigned long a = v[i].start; a < v[i].end; a += PAGE)
+			if (!(a >= own_s0 && a < own_e0) && !believed(a) && extra++ < 3)
+				say("  info %s: ss page %#lx in smaps (%s%s) is not in the pool", where, a,
+				    where_is(v, n, a, buf, sizeof(buf)),
+				    ssp >= v[i].start && ssp < v[i].end ? ", with the own SSP" : "");
 	}
 	for (int k = 0; k < MAXENT; k++) {
 		const struct ent *e = &pool[k];
@@ -1416,25 +1563,35 @@ static int check_beliefs(const char *where)
 			continue;
 		for (unsigned long i = 0; i < e->npages; i++) {
 			unsigned long a = e->base + i * PAGE;
-			bool found = false;
+			int j = vma_find(v, n, a);
 
 			if (!pg(e, i))
 				continue;
-			for (int j = 0; j < n && !found; j++)
-				found = v[j].ss && a >= v[j].start && a < v[j].end;
-			if ((!found || (a >= own_s && a < own_e)) && missing++ < 3)
-				say("  info %s: pool page %#lx is not an ss page of smaps", where, a);
+			/* a pool page inside the own range: the model is wrong, whatever smaps says */
+			if ((j < 0 || !v[j].ss || (a >= own_s0 && a < own_e0)) && missing++ < 3)
+				say("  info %s: pool page %#lx (entry %d: %#lx+%lu pages) is not an ss page of smaps: %s%s",
+				    where, a, k, e->base, e->npages, where_is(v, n, a, buf, sizeof(buf)),
+				    a >= own_s0 && a < own_e0 ? ", inside the own shadow stack" : "");
 		}
 	}
-	if (!own_s) {
-		say("  FAIL %s: no ss VMA holds the own SSP %#lx", where, ssp);
+	for (unsigned long a = own_s0; a < own_e0; a += PAGE) {
+		int j = vma_find(v, n, a);
+
+		if ((j < 0 || !v[j].ss) && own_lost++ < 3)
+			say("  info %s: page %#lx of the own shadow stack %#lx-%#lx is not an ss page: %s",
+			    where, a, own_s0, own_e0, where_is(v, n, a, buf, sizeof(buf)));
+	}
+	if (!own_s0 || ssp <= own_s0 || ssp > own_e0) {
+		say("  FAIL %s: the own SSP %#lx is not in the own shadow stack %#lx-%#lx", where, ssp, own_s0, own_e0);
 		bad_n++;
 	}
-	if (extra || missing) {
-		say("  FAIL %s: %lu ss page(s) in smaps not in the pool, %lu pool page(s) not ss (%d ss VMAs, pool %lu pages)",
-		    where, extra, missing, nss, pool_pages());
+	if (extra || missing || own_lost) {
+		say("  FAIL %s: %lu ss page(s) in smaps not in the pool, %lu pool page(s) not ss, %lu page(s) of the own shadow stack not ss (%d ss VMAs, pool %lu pages)",
+		    where, extra, missing, own_lost, nss, pool_pages());
 		bad_n++;
 	}
+	if (bad_n && !in_child)
+		print_trail();
 	return bad_n;
 }
 
@@ -1584,7 +1741,218 @@ __attribute__((noreturn)) static void worker(uint64_t seed, int phases, int per_
 		say("  FAIL worker: ARCH_SHSTK_ENABLE(WRSS): %s", errname(-ret));
 		_exit(2);
 	}
+	/* nothing pushed yet: the SSP is the top, the end of the VMA */
+	if (addr_in_ss_vma(read_ssp() - 1, &own_s0, &own_e0) != 1) {
+		say("  FAIL worker: no ss VMA holds the own SSP %#lx", read_ssp());
+		_exit(2);
+	}
 	worker_body(seed, phases, per_phase);
+}
+
+/* -------------------------------------------------------------- selftest */
+
+/*
+ * `shstk_fuzz selftest`: the belief check itself on fixed layouts, each in a forked child
+ * of a process with a shadow stack. Consistent layouts are what the kernel may
+ * rightly produce (the check must pass); inconsistent ones are a model that disagrees
+ * with the kernel, as a kernel bug would make it (the check must fail).
+ */
+/* A shadow stack of npages at addr (0: anywhere), entered in the pool if record. 0 if refused. */
+static unsigned long st_map(unsigned long addr, unsigned long npages, bool record)
+{
+	long a = map_shadow_stack(addr, npages * PAGE, 0);
+
+	if (a < 0 && a > -4096) {
+		say("  info selftest: map_shadow_stack(%#lx, %lu pages): %s", addr, npages, errname(-a));
+		return 0;
+	}
+	note("map_shadow_stack(%#lx, %lu pages) = %#lx%s", addr, npages, a, record ? "" : ", not in the pool");
+	for (int i = 0; record && i < MAXENT; i++)
+		if (!pool[i].used) {
+			ent_fill(&pool[i], a, npages);
+			break;
+		}
+	return a;
+}
+
+static struct ent *st_ent(unsigned long base)
+{
+	for (int i = 0; i < MAXENT; i++)
+		if (pool[i].used && pool[i].base == base)
+			return &pool[i];
+	return NULL;
+}
+
+/* Each returns 0 when the layout is set up, -1 when the kernel refused it (skip), -2 when it misbehaved. */
+
+static int st_merge_below_own(void)	/* consistent: a pool stack merged into the own one */
+{
+	unsigned long a = st_map(own_s0 - PAGE, 1, true), s = 0, e = 0;
+
+	if (!a)
+		return -1;
+	addr_in_ss_vma(a, &s, &e);
+	say("  info selftest: pool page %#lx is in the VMA %#lx-%#lx (own shadow stack %#lx-%#lx): %s",
+	    a, s, e, own_s0, own_e0, e >= own_e0 ? "merged with it" : "not merged");
+	return 0;
+}
+
+/*
+ * A failed shrinking move: the tail is unmapped (consistent), or with normal_tail a
+ * page of it is normal memory, as if the kernel had put something else there
+ * (inconsistent: forget_unmapped() must count a failure).
+ */
+static int st_failed_mremap_how(bool normal_tail)
+{
+	unsigned long a = st_map(0, 16, true);
+	void *rsv, *p;
+
+	if (!a)
+		return -1;
+	/* the first 4 pages become a VMA of their own: the shrunk range spans two VMAs */
+	if (madvise((void *)a, 4 * PAGE, MADV_DONTDUMP)) {
+		say("  info selftest: madvise(DONTDUMP): %s", strerror(errno));
+		return -1;
+	}
+	rsv = mmap(NULL, 8 * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rsv == MAP_FAILED)
+		return -1;
+	p = mremap((void *)a, 16 * PAGE, 8 * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, rsv);
+	note("mremap %#lx+16 pages -> 8 pages at %p = %p (%s)", a, rsv, p, p == MAP_FAILED ? strerror(errno) : "ok");
+	if (p != MAP_FAILED || errno != EFAULT) {
+		say("  FAIL selftest: mremap of a range that spans two VMAs = %p (%s), expected EFAULT",
+		    p, p == MAP_FAILED ? strerror(errno) : "moved");
+		return -2;
+	}
+	munmap(rsv, 8 * PAGE);
+	if (normal_tail && mmap((void *)(a + 12 * PAGE), PAGE, PROT_READ | PROT_WRITE,
+				MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+		return -1;
+	after_failed_mremap(st_ent(a), 8 * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED);
+	return 0;
+}
+
+static int st_failed_mremap(void)
+{
+	return st_failed_mremap_how(false);
+}
+
+static int st_failed_mremap_normal(void)
+{
+	return st_failed_mremap_how(true);
+}
+
+static int st_lost_flag(void)		/* inconsistent: a believed page is normal memory */
+{
+	unsigned long a = st_map(0, 8, true);
+
+	if (!a)
+		return -1;
+	/* what a kernel that lost VM_SHADOW_STACK on a split would leave: a normal page */
+	if (mmap((void *)(a + 3 * PAGE), PAGE, PROT_READ | PROT_WRITE,
+		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+		return -1;
+	return 0;
+}
+
+static int st_unknown_ss(void)		/* inconsistent: a shadow stack the pool does not hold */
+{
+	return st_map(0, 4, false) ? 0 : -1;
+}
+
+static int st_foreign_in_own(void)	/* inconsistent: an unknown shadow stack merged into the own */
+{
+	return st_map(own_s0 - PAGE, 1, false) ? 0 : -1;
+}
+
+static int st_own_lost(void)		/* inconsistent: the own shadow stack's lowest page is normal */
+{
+	if (mmap((void *)own_s0, PAGE, PROT_READ | PROT_WRITE,
+		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+		return -1;
+	return 0;
+}
+
+static const struct {
+	int (*setup)(void);
+	bool consistent;
+	const char *name;
+} st_cases[] = {
+	{ st_merge_below_own, true, "a pool shadow stack merged into the own one" },
+	{ st_failed_mremap, true, "a failed shrinking mremap() unmapped the tail" },
+	{ st_failed_mremap_normal, false, "a failed shrinking mremap() left normal memory in the tail" },
+	{ st_lost_flag, false, "a believed page became normal memory (lost VM_SHADOW_STACK)" },
+	{ st_unknown_ss, false, "a shadow stack the model does not know" },
+	{ st_foreign_in_own, false, "an unknown shadow stack merged into the own one" },
+	{ st_own_lost, false, "a page of the own shadow stack became normal memory" },
+};
+
+/* After the enabling arch_prctl: never returns. */
+__attribute__((noreturn)) static void selftest_case_body(unsigned i)
+{
+	int r;
+
+	/* the SSP of an empty shadow stack is its top, the end of its VMA: look below it */
+	if (addr_in_ss_vma(read_ssp() - 1, &own_s0, &own_e0) != 1) {
+		say("  FAIL selftest: no ss VMA holds the own SSP %#lx", read_ssp());
+		_exit(2);
+	}
+	memset(pool, 0, sizeof(pool));
+	r = st_cases[i].setup();
+	if (r < 0)
+		_exit(r == -1 ? 77 : 78);
+	/* the failures counted on the way (forget_unmapped()) count too */
+	_exit(check_beliefs(st_cases[i].name) || nfails ? 1 : 0);
+}
+
+/*
+ * Each case in a child of this process (which has no shadow stack) that enables its own,
+ * like a worker: a shadow stack inherited through fork() has a longer anon_vma chain,
+ * and the kernel merges nothing into it, so no merge would be tried.
+ */
+__attribute__((noreturn)) static void selftest_case(unsigned i)
+{
+	long ret = arch_prctl_raw(ARCH_SHSTK_ENABLE, F_SHSTK);
+
+	if (ret) {
+		say("  FAIL selftest: ARCH_SHSTK_ENABLE(SHSTK): %s", errname(-ret));
+		_exit(2);
+	}
+	selftest_case_body(i);
+}
+
+__attribute__((noreturn)) static void selftest(void)
+{
+	int wrong = 0, skipped = 0;
+
+	for (unsigned i = 0; i < sizeof(st_cases) / sizeof(st_cases[0]); i++) {
+		int st, r;
+		pid_t pid = fork_child();
+
+		if (pid == 0)
+			selftest_case(i);
+		if (pid < 0 || !wait_end(pid, "selftest child", &st) || !WIFEXITED(st)) {
+			say("selftest: %s: the child did not exit (%s)", st_cases[i].name, pid < 0 ? "fork" : wstr(st));
+			wrong++;
+			continue;
+		}
+		r = WEXITSTATUS(st);
+		if (r == 77) {
+			say("selftest: %s: skipped, the kernel refused the layout", st_cases[i].name);
+			skipped++;
+		} else if (r == 78 || r > 1) {
+			say("selftest: %s: WRONG, the layout could not be set up (%s)", st_cases[i].name, wstr(st));
+			wrong++;
+		} else {
+			bool ok = (r == 0) == st_cases[i].consistent;
+
+			say("selftest: %s: the check %s (%s layout): %s", st_cases[i].name, r ? "failed" : "passed",
+			    st_cases[i].consistent ? "consistent" : "inconsistent", ok ? "ok" : "WRONG");
+			wrong += !ok;
+		}
+	}
+	say("RESULT: selftest %s (%d wrong, %d skipped)", wrong ? "failed" : "passed", wrong, skipped);
+	_exit(wrong ? 1 : 0);
 }
 
 /* ------------------------------------------------------------ supervisor */
@@ -1648,6 +2016,11 @@ int main(int argc, char **argv)
 	double t0 = now(), end;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc > 1 && !strcmp(argv[1], "selftest")) {
+		require_hw();
+		hang_secs = 20;
+		selftest();
+	}
 	nops_p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	sentinel = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (nops_p == MAP_FAILED || sentinel == MAP_FAILED) {
