@@ -107,7 +107,7 @@ criu_restore() {
 	[[ $status -eq 0 && $output == *"Looks good"* ]] || fail "criu check failed"
 	# --all (experimental features too): shown for the record, what fails is named in
 	# the closing note of issue 15
-	"$CRIU" check --all 2>&1 | sed 's/^/# check --all: /' || true
+	"$CRIU" check --all 2>&1 | sed 's/^/# check --all: /' >&3 || true
 }
 
 # dump_restore MODE: shstk_criu under cetctl run MODE, checkpointed and restored
