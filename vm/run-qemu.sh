@@ -3,7 +3,7 @@
 # judge the result.
 #
 #   --log FILE        console log (default: <repo>/build/vm/qemu-console.log)
-#   --timeout SECS    kill QEMU after SECS wall seconds (default 600, env CETCTL_QEMU_TIMEOUT)
+#   --timeout SECS    kill QEMU after SECS wall seconds (default 1200, env CETCTL_QEMU_TIMEOUT)
 #   --filter REGEX    only tests whose name matches (bats --filter; no spaces)
 #   --suites a,b      only tests/guest/a.bats, b.bats
 #   --append "ARGS"   extra kernel command line (repeatable)
@@ -23,7 +23,7 @@ say() { echo "run-qemu: $*" >&2; }
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$REPO/vm/lib.sh"
 log=$REPO/build/vm/qemu-console.log
-tmo=${CETCTL_QEMU_TIMEOUT:-600}
+tmo=${CETCTL_QEMU_TIMEOUT:-1200}
 tier=qemu
 pos=()
 while (($#)); do
