@@ -147,7 +147,11 @@ static int set_ssp(struct status_ctl *ctl, struct libscols_line *ln, pid_t tid)
 	return (r == -ENODEV || r == -EINVAL || r == -EIO) ? 0 : r;
 }
 
-static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
+static void status_error(struct status_ctl *ctl, pid_t pid, int errnum, const char *msg,
+			 const char *hint);
+
+/* false when a shown SSP could not be read (reported once, as an error) */
+static bool fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 {
 	struct cetctl_table *t = ctl->t;
 	struct libscols_line *ln = cetctl_table_new_line(t, NULL);
@@ -251,9 +255,14 @@ static void fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 			}
 		}
 	}
-	if (ssp_fail)
-		warnx("status: %d: cannot read the SSP of %d thread(s): %s", (int)pc->pid,
-		      ssp_fail, strerror(-ssp_err));
+	if (ssp_fail) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "cannot read the SSP of %d thread(s)", ssp_fail);
+		status_error(ctl, pc->pid, -ssp_err, what, NULL);
+		return false;
+	}
+	return true;
 }
 
 /* "self" or a pid. Returns the pid or -1 (message printed). */
@@ -374,7 +383,8 @@ static bool status_one(struct status_ctl *ctl, pid_t pid)
 		status_error(ctl, pid, pc.threads_errno, "cannot read its threads", NULL);
 		ok = false;
 	}
-	fill_process(ctl, &pc);
+	if (!fill_process(ctl, &pc))
+		ok = false;
 	proc_cet_free(&pc);
 	return ok;
 }

@@ -323,7 +323,7 @@ time.sleep(30)' & py=$!
 	kill -0 "$p"
 }
 
-@test "status -o SSP without ptrace permission: ? and one warning for the process" {
+@test "status -o SSP without ptrace permission: ?, one error for the process, exit 1" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to run cetctl as nobody"
 	command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
 	setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$CETCTL" ||
@@ -333,6 +333,7 @@ time.sleep(30)' & py=$!
 	pids_to_kill+=("$p")
 	run setpriv --reuid=65534 --regid=65534 --clear-groups "$CETCTL" status -n -o PID,SSP "$p"
 	echo "$output"
+	[ "$status" -eq 1 ]
 	[[ $output == *"$p: cannot read the SSP of 1 thread(s): Operation not permitted"* ]]
 	[[ $output =~ (^|$'\n')\ *$p\ +\?($|$'\n') ]]
 }
