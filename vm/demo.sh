@@ -137,17 +137,19 @@ judge() {
 
 rc=0
 mode=brief
+# show_and_judge TIER LOG: print the guest's demo transcript and check its claims
+# (vm/demo-check.sh); non-zero when the transcript is missing or a claim fails
+show_and_judge() {
+	show_demo "$2" "$art/demo-$1.txt" && judge "$1" "$art/demo-$1.txt"
+}
+
 ((qemu_only)) && mode=full
 step "Booting our kernel in QEMU (no CET in its CPU model)"
 log=$art/demo-qemu.log
 console=$log   # run-qemu.sh writes the console log as it goes
 with_progress "QEMU guest" guest_hint bash vm/run-qemu.sh "$kernel" "$initrd" --no-parse \
 	--log "$log" --timeout 300 --append "cetctl.demo=$mode" || true
-if show_demo "$log" "$art/demo-qemu.txt"; then
-	judge qemu "$art/demo-qemu.txt" || rc=1
-else
-	rc=1
-fi
+show_and_judge qemu "$log" || rc=1
 
 if ((bochs)); then
 	step "Booting it in Bochs (tigerlake: emulated CET; about a minute)"
@@ -155,11 +157,7 @@ if ((bochs)); then
 	console=${log%.log}.d/serial.out
 	with_progress "Bochs guest" guest_hint bash vm/run-bochs.sh "$kbochs" "$initrd" --no-parse \
 		--log "$log" --timeout 600 --append "cetctl.demo=full" || true
-	if show_demo "$log" "$art/demo-bochs.txt"; then
-		judge bochs "$art/demo-bochs.txt" || rc=1
-	else
-		rc=1
-	fi
+	show_and_judge bochs "$log" || rc=1
 fi
 step "Done (exit $rc)"
 exit "$rc"
