@@ -311,7 +311,12 @@ static void src_free(const struct elf_src *s, unsigned char *buf)
 {
 	uintptr_t b = (uintptr_t)buf, h = (uintptr_t)s->head;
 
-	if (s->fd < 0 || (b >= h && b < h + HEAD_SIZE))
+	/*
+	 * A zero-length read at the end of the head points one past it
+	 * (h + headlen, and headlen may be HEAD_SIZE): that is not ours to
+	 * free either.
+	 */
+	if (s->fd < 0 || (b >= h && b <= h + HEAD_SIZE))
 		return;
 	free(buf);
 }
