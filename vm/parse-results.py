@@ -38,6 +38,7 @@ import sys
 TAP = re.compile(r'^(not ok|ok)\s+(\d+)\b\s*(.*)$')
 PLAN = re.compile(r'^1\.\.(\d+)\s*$')
 SKIP = re.compile(r'#\s*skip\b\s*(.*)$', re.I)
+DIAG_MAX = 12           # diagnostic lines reported per failed test
 TS = re.compile(r'^\[\s*\d+\.\d+\]\s?')
 BAD = re.compile(
     r'WARNING: CPU:|WARNING: at |\bBUG: |kernel BUG at|\bOops\b|Kernel panic|'
@@ -85,6 +86,7 @@ def main(argv):
     done_rc = None
     in_dmesg = False
     dmesg, console_k = [], []
+    diag = None            # diagnostics of the last failed test, while they come
 
     def close_suite(rc):
         nonlocal failed
@@ -139,12 +141,19 @@ def main(argv):
             continue
         m = TAP.match(l)
         if not m:
+            # bats' diagnostics of a failed test ("# " lines after its "not ok"):
+            # the first few go into the report, so that a CI log that keeps only
+            # the summary still says why
+            if diag is not None and l.startswith('# ') and len(diag) < DIAG_MAX:
+                diag.append(l.rstrip())
             continue
+        diag = None
         desc = m.group(3)
         if m.group(1) == 'not ok':
             cur['fail'] += 1
             failed += 1
-            fails.append(f"{cur['name']}: not ok {m.group(2)} {desc}")
+            diag = []
+            fails.append((f"{cur['name']}: not ok {m.group(2)} {desc}", diag))
         elif SKIP.search(desc):
             cur['skip'] += 1
             skipped += 1
@@ -195,8 +204,10 @@ def main(argv):
         print(f"   {name}: {o} passed, {f_} failed, {s} skipped (rc={rc})")
     for s in skips:
         print(f"   skip  {s}")
-    for f_ in fails:
+    for f_, d in fails:
         print(f"   FAIL  {f_}")
+        for dl in d:
+            print(f"         {dl}")
     for u in unexpected[:40]:
         print(f"   KERNEL {u}")
     if len(unexpected) > 40:

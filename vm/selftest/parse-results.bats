@@ -33,6 +33,19 @@ suite() { printf '%s\n' "CETCTL-SUITE-BEGIN a.bats up=1" "$@" "CETCTL-SUITE-END 
 	[ "${lines[-1]}" = "bochs: 1 passed, 1 failed, 0 skipped" ]
 }
 
+@test "a failed test's first diagnostic lines are in the report, at most 12" {
+	DMESG=()
+	local d=() i
+	for i in $(seq 1 15); do d+=("# why $i"); done
+	RC=1 suite "1..2" "not ok 1 y" "${d[@]}" "ok 2 x" "# not a diagnostic of y" | mklog
+	run "$P" "$BATS_TEST_TMPDIR/log" qemu
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"FAIL  a.bats: not ok 1 y"$'\n'"         # why 1"$'\n'* ]]
+	[[ "$output" == *"# why 12"* ]]
+	[[ "$output" != *"# why 13"* ]]
+	[[ "$output" != *"not a diagnostic"* ]]
+}
+
 @test "missing final marker fails the run" {
 	DMESG=()
 	suite "1..1" "ok 1 x" | NODONE=1 mklog
