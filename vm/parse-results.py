@@ -16,7 +16,8 @@ What counts as failed (each adds to "failed"):
   * a missing final marker "CETCTL-GUEST-DONE rc=N" (hung, crashed or panicked guest);
   * unexpected kernel lines (one failure for all of them together): WARNING (WARN*),
     BUG, Oops, Kernel panic, general protection fault, "control protection", "segfault",
-    RCU stalls / soft lockups, bad page state / Bad rss-counter, list corruption, UBSAN.
+    RCU stalls / soft lockups, hung tasks ("blocked for more than N seconds"), bad page
+    state / Bad rss-counter, list corruption, UBSAN.
 Skipped: TAP "ok N ... # skip reason" (the reason is printed).
 
 Expected kernel lines — how a test excuses the fault it provokes on purpose:
@@ -44,7 +45,8 @@ BAD = re.compile(
     r'WARNING: CPU:|WARNING: at |\bBUG: |kernel BUG at|\bOops\b|Kernel panic|'
     r'general protection fault|control protection|segfault|soft lockup|'
     r'hard LOCKUP|detected stalls|UBSAN:|list_(add|del) corruption|'
-    r'double fault|unable to handle page fault|[Bb]ad page state|Bad rss-counter')
+    r'double fault|unable to handle page fault|[Bb]ad page state|Bad rss-counter|'
+    r'blocked for more than \d+ seconds')
 
 
 def usage(msg):

@@ -66,7 +66,8 @@ suite() { printf '%s\n' "CETCTL-SUITE-BEGIN a.bats up=1" "$@" "CETCTL-SUITE-END 
 	for l in "WARNING: CPU: 0 PID: 1 at arch/x86/kernel/fpu/xstate.c:1 foo" \
 		 "a.out[77] control protection ip:401000 sp:7ffc ssp:7f00 error:1(near ret)" \
 		 "a.out[77]: segfault at 0 ip 0 sp 0 error 4" "BUG: kernel NULL pointer dereference" \
-		 "Oops: 0000 [#1] PREEMPT SMP"; do
+		 "Oops: 0000 [#1] PREEMPT SMP" \
+		 "INFO: task a.out:77 blocked for more than 120 seconds."; do
 		DMESG=("[    1.0] CETCTL-SUITE-BEGIN a.bats" "[    2.0] $l")
 		suite "1..1" "ok 1 x" | mklog
 		run "$P" "$BATS_TEST_TMPDIR/log" qemu
