@@ -12,7 +12,9 @@
 # KEY=VALUE without a dot becomes /init's environment):
 #   TRINITY_SECS      seconds (default 120)
 #   TRINITY_CHILDREN  trinity -C (default 4)
-#   TRINITY_SEED      trinity -s (default: trinity picks one and prints it)
+#   TRINITY_SEED      trinity -s for the first run (default: trinity picks one, prints it)
+#   TRINITY_RESTARTS  early ends of trinity's own tolerated, each restarted (default 2)
+#   TRINITY_ARGS      more trinity options (word-split)
 #
 # Soak, outside CI (the same test, longer; the per-suite guest timeout cetctl.timeout
 # and the runner's --timeout must cover it; nice keeps the machine usable):
@@ -63,25 +65,53 @@ teardown() {
 		# kernel with networking (seen since CONFIG_NET=y for CRIU): no socket fds;
 		# socket syscalls still get random arguments
 		--disable-fds=sockets)
-	[[ -n ${TRINITY_SEED:-} ]] && args+=(-s "$TRINITY_SEED")
+	# TRINITY_ARGS: more options, word-split (e.g. -N2000: end after 2000 calls, which
+	# is how the restart rule below was seen to fail the test)
+	[[ -n ${TRINITY_ARGS:-} ]] && read -r -a extra <<<"$TRINITY_ARGS" && args+=("${extra[@]}")
+	# trinity 2023.01's main process itself sometimes dies in user space (seen: while
+	# generating its fd caches); that is trinity's bug, not the kernel's, and the kernel
+	# log check below judges the kernel either way. So an early end is reported here
+	# (with trinity's last lines) and trinity restarted, with a seed of its own choosing,
+	# for the rest of the bound; more than TRINITY_RESTARTS (2) early ends fail the test.
+	local restarts=${TRINITY_RESTARTS:-2} ends=0 run=0 tp now took ops status=0
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	# Output to a file, not a pipe: trinity's children call setsid()/setpgid() at random,
-	# leave any process group, and would hold a pipe open forever. At the end every
-	# process of nobody's is killed (kill -1 as nobody), wherever it went.
-	(
-		cd "$dir" || exit 99
-		for fd in /proc/self/fd/*; do fd=${fd##*/}; ((fd > 2)) && eval "exec $fd>&-"; done
-		echo 1000 >/proc/self/oom_score_adj
-		exec prlimit --nproc=512 setpriv --reuid=65534 --regid=65534 --clear-groups \
-			--inh-caps=-all --bounding-set=-all -- trinity "${args[@]}" >"$out" 2>&1 </dev/null
-	) &
-	local tp=$! alive=1 now
-	bg=("$tp")
 	while :; do
-		sleep 2
-		now=$(cut -d' ' -f1 /proc/uptime)
-		kill -0 "$tp" 2>/dev/null || { alive=0; break; }
-		awk -v a="$t0" -v b="$now" -v s="$secs" 'BEGIN { exit !(b - a >= s) }' && break
+		run=$((run + 1))
+		local seed=()
+		[[ -n ${TRINITY_SEED:-} ]] && ((run == 1)) && seed=(-s "$TRINITY_SEED")
+		# Output to a file, not a pipe: trinity's children call setsid()/setpgid() at
+		# random, leave any process group, and would hold a pipe open forever. At the
+		# end every process of nobody's is killed (kill -1 as nobody), wherever it went.
+		(
+			cd "$dir" || exit 99
+			for fd in /proc/self/fd/*; do fd=${fd##*/}; ((fd > 2)) && eval "exec $fd>&-"; done
+			echo 1000 >/proc/self/oom_score_adj
+			exec prlimit --nproc=512 setpriv --reuid=65534 --regid=65534 --clear-groups \
+				--inh-caps=-all --bounding-set=-all -- trinity "${args[@]}" "${seed[@]}" >"$out.$run" 2>&1 </dev/null
+		) &
+		tp=$!
+		bg=("$tp")
+		local alive=1 r0; r0=$(cut -d' ' -f1 /proc/uptime)
+		while :; do
+			sleep 2
+			now=$(cut -d' ' -f1 /proc/uptime)
+			kill -0 "$tp" 2>/dev/null || { alive=0; break; }
+			awk -v a="$t0" -v b="$now" -v s="$secs" 'BEGIN { exit !(b - a >= s) }' && break
+		done
+		((alive)) && break
+		status=0
+		wait "$tp" || status=$?
+		bg=()
+		ends=$((ends + 1))
+		took=$(awk -v a="$r0" -v b="$now" 'BEGIN { printf "%d", b - a }')
+		{ echo "trinity run $run ended by itself after $took s (exit $status); its last lines:"
+		  tail -n 8 "$out.$run"
+		} 2>&1 | sed 's/^/# /' >&3
+		# the rest of the bound with a new run; its remains killed first
+		setpriv --reuid=65534 --regid=65534 --clear-groups -- kill -KILL -1 2>/dev/null || true
+		sleep 1
+		((ends > restarts)) && break
+		awk -v a="$t0" -v b="$now" -v s="$secs" 'BEGIN { exit !(b - a >= s - 10) }' && break
 	done
 	t1=$(cut -d' ' -f1 /proc/uptime)
 	kill -INT "$tp" 2>/dev/null || true
@@ -91,20 +121,22 @@ teardown() {
 	wait "$tp" || status=$?
 	bg=()
 	sleep 1
-	local left took ops
+	local left
 	left=$(pgrep -u 65534 | wc -l)
 	took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", b - a }')
-	# the operation count, if trinity printed one: with -q, Debian's 2023.01 prints no
+	cat "$out".* >"$out"
+	# the operation counts, if trinity printed them: with -q, Debian's 2023.01 prints no
 	# progress lines, and its totals ("Ran N syscalls") only when it exits by itself,
 	# which it did not do within 20 s of SIGINT in a soak
-	ops=$(grep -a -E 'Ran [0-9]+ syscalls|[0-9]+ iterations\.' "$out" | tail -n 1 | sed 's/^\[[^]]*\] *//')
+	ops=$(grep -a -h -E 'Ran [0-9]+ syscalls|[0-9]+ iterations\.' "$out".* | sed 's/^\[[^]]*\] *//' |
+	      paste -sd ';' -)
 	# the summary goes to the TAP stream first (the console, not a file in /tmp), with
 	# where the space went: a 20-minute soak once failed on an echo to the test's own
 	# output (bats keeps it in /tmp), probably /tmp being full: trinity's own output
 	# alone grows to ~240 MB of its 500 in 20 minutes (with -q), and its files, now on a
 	# tmpfs of their own, were there too
-	{ tail -n 4 "$out"
-	  echo "trinity: ran $took s (bound ${secs} s), running at the bound: $alive, exit $status, nobody's processes left: $left, ops: ${ops:-not reported}"
+	{ tail -n 4 "$out.$run"
+	  echo "trinity: ran $took s (bound ${secs} s) in $run run(s), $ends early end(s), running at the bound: $alive, exit $status, nobody's processes left: $left, ops: ${ops:-not reported}"
 	  echo "space: $(df -k /tmp "$dir" /dev/shm | awk 'NR > 1 { printf "%s %s/%s KiB  ", $6, $3, $2 }')trinity's output $(stat -c %s "$out" 2>/dev/null) bytes"
 	} 2>&1 | sed 's/^/# /' >&3
 	tail -n 40 "$out" || true
@@ -112,6 +144,9 @@ teardown() {
 	umount -l "$dir" 2>/dev/null || true
 	tdir=
 	rm -rf "$dir" 2>/dev/null || true
-	((alive)) || { fail "trinity ended by itself after $took s, before the ${secs} s bound (exit $status)"; return 1; }
+	((ends <= restarts)) ||
+		{ fail "trinity ended by itself $ends times (more than $restarts restarts allowed)"; return 1; }
+	((alive)) || awk -v t="$took" -v s="$secs" 'BEGIN { exit !(t >= s - 10) }' ||
+		{ fail "trinity ran only $took s of the ${secs} s bound"; return 1; }
 	((left == 0)) || fail "$left processes of nobody's survived kill -1"
 }
