@@ -77,7 +77,7 @@ static const struct cetctl_column elf_columns[] = {
 	[COL_LOADER]	= { "LOADER", 12, SCOLS_FL_TRUNC, CETCTL_JSON_RAW,
 			    "what glibc's loader takes from the note: ibt,shstk / none / ignored: why" },
 	[COL_KERNEL]	= { "KERNEL", 10, 0, CETCTL_JSON_RAW,
-			    "execve and the shadow-stack interface on the kernel (--kernel-policy): allows, refuses, E* errors, n/a" },
+			    "execve and the shadow-stack interface on the kernel (--kernel-policy): allows, refuses, E* errors, n/a; JSON: {verdict,errno,reason}" },
 	[COL_DEPS]	= { "DEPS", 0.2, SCOLS_FL_TRUNC, CETCTL_JSON_RAW,
 			    "--deps: shadow stacks for the whole closure: ok, or the objects that break it" },
 	[COL_DEPS_IBT]	= { "DEPS_IBT", 0.2, SCOLS_FL_TRUNC, CETCTL_JSON_RAW,
