@@ -48,7 +48,7 @@ static const struct cetctl_column audit_columns[] = {
 	[COL_SHSTK_LOCKED] = { "SHSTK-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "shadow-stack setting locked" },
 	[COL_WRSS_LOCKED]  = { "WRSS-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "WRSS setting locked" },
 	[COL_DIFFER]   = { "DIFFER", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "threads whose feature lines differ from the process's" },
-	[COL_SS_VMAS]  = { "SS-VMAS", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "shadow-stack mappings (read only when a feature is on)" },
+	[COL_SS_VMAS]  = { "SS-VMAS", 3, SCOLS_FL_RIGHT, CETCTL_JSON_RAW, "shadow-stack mappings (read only when a feature is on): their number; JSON: {start,end,size,rss} objects" },
 	[COL_SS_SIZE]  = { "SS-SIZE", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "their total size in KiB" },
 	[COL_MARKING]  = { "MARKING", 9, 0, SCOLS_JSON_ARRAY_STRING, "CET marking of the executable (? unknown)" },
 	[COL_VERDICT]  = { "VERDICT", 40, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "what the combination means" },
@@ -340,7 +340,17 @@ static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json
 	if (pc->vmas_read) {
 		for (i = 0; i < pc->vmas.n; i++)
 			size += pc->vmas.v[i].size_kb;
-		cetctl_table_setf(t, ln, COL_SS_VMAS, "%zu", pc->vmas.n);
+		if (json) {
+			char *arr;
+
+			/* status's array, so the member has one shape */
+			if (shstk_vmas_json(&pc->vmas, &arr) != 0)
+				err(CETCTL_EXIT_FAILURE, "out of memory");
+			cetctl_table_set_json(t, ln, COL_SS_VMAS, arr);
+			free(arr);
+		} else {
+			cetctl_table_setf(t, ln, COL_SS_VMAS, "%zu", pc->vmas.n);
+		}
 		cetctl_table_setf(t, ln, COL_SS_SIZE, "%lu", size);
 	}
 	/* unknown marking: "?" in the table, null in JSON */

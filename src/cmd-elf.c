@@ -76,8 +76,8 @@ static const struct cetctl_column elf_columns[] = {
 			    "where the property note is: PT_GNU_PROPERTY, PT_NOTE, .note.gnu.property, -" },
 	[COL_LOADER]	= { "LOADER", 12, SCOLS_FL_TRUNC, CETCTL_JSON_RAW,
 			    "what glibc's loader takes from the note: ibt,shstk / none / ignored: why" },
-	[COL_KERNEL]	= { "KERNEL", 10, 0, SCOLS_JSON_STRING,
-			    "execve and the shadow-stack interface on the kernel (--kernel-policy): allows, refuses, E* errors, n/a" },
+	[COL_KERNEL]	= { "KERNEL", 10, 0, CETCTL_JSON_RAW,
+			    "execve and the shadow-stack interface on the kernel (--kernel-policy): allows, refuses, E* errors, n/a; JSON: {verdict,errno,reason}" },
 	[COL_DEPS]	= { "DEPS", 0.2, SCOLS_FL_TRUNC, CETCTL_JSON_RAW,
 			    "--deps: shadow stacks for the whole closure: ok, or the objects that break it" },
 	[COL_DEPS_IBT]	= { "DEPS_IBT", 0.2, SCOLS_FL_TRUNC, CETCTL_JSON_RAW,
@@ -329,6 +329,57 @@ static const char *kernel_str(enum elf_kernel_verdict v, int kerr,
 	case ELF_KERNEL_NO_SHSTK:	return in->machine == EM_386 ? "no-shstk (i386)" : "no-shstk (x32)";
 	}
 	return "?";
+}
+
+/*
+ * The KERNEL cell in JSON: the same verdict as kernel_str(), in members:
+ * {"verdict": "allows"|"refuses"|"fails"|"n/a"|"no-shstk", "errno": the
+ * error execve() fails with ("fails" only, else null), "reason": "policy
+ * allow", "not a program", "no policy", "i386", "x32" or null}.
+ */
+static char *kernel_json(enum elf_kernel_verdict v, int kerr, const struct elf_cet_info *in)
+{
+	const char *verdict = "allows", *errname = NULL, *reason = NULL;
+	size_t len = 0;
+	char *buf = NULL;
+	FILE *m;
+
+	switch (v) {
+	case ELF_KERNEL_NA:
+		verdict = "n/a";
+		reason = "not a program";
+		break;
+	case ELF_KERNEL_NO_POLICY:
+		verdict = "n/a";
+		reason = "no policy";
+		break;
+	case ELF_KERNEL_ALLOWS:
+		break;
+	case ELF_KERNEL_ALLOWS_LEGACY:
+		reason = "policy allow";
+		break;
+	case ELF_KERNEL_BLOCKS:
+		verdict = "refuses";
+		break;
+	case ELF_KERNEL_ENOEXEC:
+		verdict = "fails";
+		errname = strerrorname_np(-kerr) ? strerrorname_np(-kerr) : "ENOEXEC";
+		break;
+	case ELF_KERNEL_NO_SHSTK:
+		verdict = "no-shstk";
+		reason = in->machine == EM_386 ? "i386" : "x32";
+		break;
+	}
+	m = open_memstream(&buf, &len);
+	if (!m)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	fprintf(m, "{\"verdict\": \"%s\", \"errno\": ", verdict);
+	cetctl_json_string(m, errname);
+	fputs(", \"reason\": ", m);
+	cetctl_json_string(m, reason);
+	fputc('}', m);
+	fclose(m);
+	return buf;
 }
 
 static const char *base_name(const char *p)
@@ -594,7 +645,14 @@ static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_
 		set_cell(ctl, ln, COL_LOADER, "-");
 	else
 		set_cell(ctl, ln, COL_LOADER, loader_str(in, buf, sizeof(buf)));
-	set_cell(ctl, ln, COL_KERNEL, kernel_str(kv, kerr, in));
+	if (ctl->json) {
+		char *kj = kernel_json(kv, kerr, in);
+
+		cetctl_table_set_json(ctl->tb, ln, COL_KERNEL, kj);
+		free(kj);
+	} else {
+		set_cell(ctl, ln, COL_KERNEL, kernel_str(kv, kerr, in));
+	}
 	if (ctl->deps && add_deps(ctl, ln, path, in) != 0)
 		ctl->sum.errors++;
 }

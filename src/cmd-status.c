@@ -96,19 +96,6 @@ static void join(char **buf, size_t *len, const char *item, bool json)
 	*len += sep + il;
 }
 
-/* Append @item to @buf as it is. */
-static void join_raw(char **buf, size_t *len, const char *item)
-{
-	size_t il = strlen(item);
-	char *nb = realloc(*buf, *len + il + 1);
-
-	if (!nb)
-		err(CETCTL_EXIT_FAILURE, "out of memory");
-	memcpy(nb + *len, item, il + 1);
-	*buf = nb;
-	*len += il;
-}
-
 /* The words, or "-" for a missing line (JSON: null). */
 static const char *line_words(const struct cet_feature_line *fl, bool json, char *buf, size_t size)
 {
@@ -182,25 +169,19 @@ static bool fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 		for (i = 0; i < pc->vmas.n; i++) {
 			const struct shstk_vma *v = &pc->vmas.v[i];
 
-			/* JSON: {"start", "end" (hex strings), "size", "rss" (KiB)} */
-			if (ctl->json)
-				snprintf(buf, sizeof(buf), "%s{\"start\": \"%#lx\", \"end\": \"%#lx\", "
-					 "\"size\": %lu, \"rss\": %lu}", i ? ", " : "",
-					 v->start, v->end, v->size_kb, v->rss_kb);
-			else
+			if (!ctl->json) {
 				snprintf(buf, sizeof(buf), "%lx-%lx %lu %lu", v->start, v->end,
 					 v->size_kb, v->rss_kb);
-			if (ctl->json)
-				join_raw(&list, &len, buf);
-			else
 				join(&list, &len, buf, false);
+			}
 			size += v->size_kb;
 			rss += v->rss_kb;
 		}
 		if (ctl->json) {
-			char *arr = NULL;
+			char *arr;
 
-			if (asprintf(&arr, "[%s]", list ? list : "") < 0)
+			/* the same array as audit's (shstk_vmas_json()) */
+			if (shstk_vmas_json(&pc->vmas, &arr) != 0)
 				err(CETCTL_EXIT_FAILURE, "out of memory");
 			cetctl_table_set_json(t, ln, COL_SS_VMAS, arr);
 			free(arr);

@@ -48,12 +48,49 @@ cet() {
 		[ -n "$r" ] || { echo "no row for $1" >&2; echo '"missing"'; return 1; }
 		echo "$r"
 	}
-	row single | jq -e '.shstk and ."shstk-locked" and (.wrss | not) and ."ss-vmas" == 1 and .verdict == "enabled and locked"'
+	row single | jq -e '.shstk and ."shstk-locked" and (.wrss | not) and (."ss-vmas" | type == "array" and length == 1) and .verdict == "enabled and locked"'
 	row wrss | jq -e '.wrss and ."wrss-locked"'
 	row threads | jq -e '.threads == 3 and .differ == 1 and (.verdict | startswith("mixed"))'
 	row unlocked | jq -e '.shstk and (."shstk-locked" | not)'
 	# smaps is read only where a feature is on
 	row offlocked | jq -e '."ss-vmas" == null and (.shstk | not)'
+}
+
+# SS-VMAS is one member with one shape in status and audit (issue 13)
+@test "audit -J: SS-VMAS is status's array of {start,end,size,rss}: null unread, [] none" {
+	# a process with a feature on but no ss mapping (smaps read, nothing found)
+	local tree=$BATS_TEST_TMPDIR/tree p
+	cp -a "$FIX/cet-emulated" "$tree"
+	sed -i 's/^\(VmFlags:.*\) ss /\1 /' "$tree/$(role cet-emulated unlocked)/smaps"
+	run --separate-stderr "$CETCTL" --proc-root "$tree" audit -J -o PID,SHSTK,SS-VMAS,SS-SIZE
+	[ "$status" -eq 0 ]
+	jqs "$output" --argjson p "$(role cet-emulated unlocked)" \
+		'.processes[] | select(.pid == $p) | ."ss-vmas" == [] and ."ss-size" == 0 and .shstk'
+	jqs "$output" --argjson p "$(role cet-emulated offlocked)" \
+		'.processes[] | select(.pid == $p) | ."ss-vmas" == null and ."ss-size" == null'
+	# every process whose smaps audit read (status reads it whatever the
+	# features): the same array status gives, sizes adding up to SS-SIZE
+	for p in $(jq -r '.processes[].pid' <<<"$output"); do
+		a=$(jq -c --argjson p "$p" '.processes[] | select(.pid == $p) | ."ss-vmas"' <<<"$output")
+		[ "$a" != null ] || continue
+		s=$("$CETCTL" --proc-root "$tree" status -J -o PID,SS-VMAS "$p" 2>/dev/null |
+			jq -c '.processes[0]."ss-vmas"')
+		[ "$a" = "$s" ] || { echo "pid $p: audit $a, status $s"; return 1; }
+		jqs "$output" --argjson p "$p" '.processes[] | select(.pid == $p) |
+			(."ss-vmas" | type) as $t | if $t == "null" then ."ss-size" == null
+			else ([."ss-vmas"[].size] | add // 0) == ."ss-size" end'
+	done
+	# one with mappings, so the comparison above compared something
+	jqs "$output" --argjson p "$(role cet-emulated threads)" \
+		'.processes[] | select(.pid == $p) | ."ss-vmas" | length == 2 and
+		 all(.start | test("^0x[0-9a-f]+$")) and all(.size > 0)'
+	# the table keeps the count
+	run --separate-stderr "$CETCTL" --proc-root "$tree" audit -n --raw -o PID,SS-VMAS \
+		--pid "$(role cet-emulated threads),$(role cet-emulated unlocked),$(role cet-emulated offlocked)"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(role cet-emulated threads) 2
+$(role cet-emulated unlocked) 0
+$(role cet-emulated offlocked) " ]
 }
 
 @test "audit: --require shstk,locked lists the offenders and exits 1" {

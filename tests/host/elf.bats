@@ -73,9 +73,9 @@ field() {
 @test "elf: gcc -Wl,-z,ibt,-z,shstk program is marked, accepted, refused by the kernel policy" {
 	run elf_json "$F/hello-marked"
 	[ "$status" -eq 0 ]
-	jq -e --arg k "$(refused)" '.files[0] | .arch == "x86-64" and .type == "pie" and
+	jq -e --arg k "$(refused)" "$JQ_KTEXT"'.files[0] | .arch == "x86-64" and .type == "pie" and
 		.ibt == true and .shstk == true and .note == "PT_GNU_PROPERTY" and
-		(.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "ibt,shstk" and .kernel == $k and .isa_needed == ["x86-64-baseline"]' <<<"$output"
+		(.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "ibt,shstk" and (.kernel | ktext) == $k and .isa_needed == ["x86-64-baseline"]' <<<"$output"
 	[ "$(field "$F/hello-marked-nopie" type)" = exec ]
 	[ "$(field "$F/hello-marked-nopie" loader)" = ibt,shstk ]
 }
@@ -83,8 +83,8 @@ field() {
 @test "elf: -fcf-protection alone does not mark a libc program (crt1.o is unmarked)" {
 	run elf_json "$F/hello-plain" "$F/hello-none"
 	[ "$status" -eq 0 ]
-	jq -e '[.files[] | .ibt == false and .shstk == false and (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "none" and
-		.kernel == "allows"] | all' <<<"$output"
+	jq -e "$JQ_KTEXT"'[.files[] | .ibt == false and .shstk == false and (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "none" and
+		(.kernel | ktext) == "allows"] | all' <<<"$output"
 }
 
 @test "elf: SHSTK-only marking" {
@@ -97,8 +97,8 @@ field() {
 	run elf_json "$F/start-marked" "$F/start-unmarked" "$F/start-marked-spie"
 	[ "$status" -eq 0 ]
 	jq -e '.files[0] | .type == "static" and .ibt and .shstk and (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "ibt,shstk"' <<<"$output"
-	jq -e '.files[1] | .type == "static" and .ibt == false and .note == null and
-		(.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "none" and .kernel == "allows"' <<<"$output"
+	jq -e "$JQ_KTEXT"'.files[1] | .type == "static" and .ibt == false and .note == null and
+		(.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "none" and (.kernel | ktext) == "allows"' <<<"$output"
 	jq -e '.files[2] | .type == "static-pie" and .shstk and (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "ibt,shstk"' <<<"$output"
 }
 
@@ -112,8 +112,8 @@ field() {
 	require_fixture start32-marked
 	run elf_json "$F/start32-marked" "$F/start32-unmarked"
 	[ "$status" -eq 0 ]
-	jq -e '.files[0] | .arch == "i386" and .ibt and .shstk and (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "ibt,shstk" and
-		.kernel == "no-shstk (i386)"' <<<"$output"
+	jq -e "$JQ_KTEXT"'.files[0] | .arch == "i386" and .ibt and .shstk and (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "ibt,shstk" and
+		(.kernel | ktext) == "no-shstk (i386)"' <<<"$output"
 	jq -e '.files[1] | .arch == "i386" and .shstk == false' <<<"$output"
 }
 
@@ -133,19 +133,19 @@ x32_tree() {
 	require_fixture startx32-marked
 	run --separate-stderr "$CETCTL" --proc-root "$(x32_tree on)" elf -J --kernel-policy=block "$F/startx32-marked" "$F/made/note-x32"
 	[ "$status" -eq 0 ]
-	jq -e '.files[0] | .arch == "x32" and .shstk and (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "ibt,shstk" and
-		.kernel == "no-shstk (x32)"' <<<"$output"
-	jq -e '.files[1].kernel == "no-shstk (x32)"' <<<"$output"
+	jq -e "$JQ_KTEXT"'.files[0] | .arch == "x32" and .shstk and (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == "ibt,shstk" and
+		(.kernel | ktext) == "no-shstk (x32)"' <<<"$output"
+	jq -e "$JQ_KTEXT"'(.files[1].kernel | ktext) == "no-shstk (x32)"' <<<"$output"
 	# the QEMU oracle showed it: compat_elf_check_arch() refuses x32 first
 	run --separate-stderr "$CETCTL" --proc-root "$(x32_tree off)" elf -J --kernel-policy=block "$F/startx32-marked" "$F/made/note-x32"
-	jq -e '[.files[].kernel] == ["ENOEXEC", "ENOEXEC"]' <<<"$output"
+	jq -e "$JQ_KTEXT"'[.files[].kernel | ktext] == ["ENOEXEC", "ENOEXEC"]' <<<"$output"
 }
 
 @test "elf: relocatable objects read .note.gnu.property" {
 	run elf_json "$F/obj-marked.o" "$F/obj-none.o"
 	[ "$status" -eq 0 ]
-	jq -e '.files[0] | .type == "rel" and .note == ".note.gnu.property" and .ibt and .shstk and
-		(.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == null and .kernel == "n/a (not a program)"' <<<"$output"
+	jq -e "$JQ_KTEXT"'.files[0] | .type == "rel" and .note == ".note.gnu.property" and .ibt and .shstk and
+		(.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == null and (.kernel | ktext) == "n/a (not a program)"' <<<"$output"
 	jq -e '.files[1] | .type == "rel" and .note == null and .shstk == false' <<<"$output"
 }
 
@@ -156,7 +156,7 @@ x32_tree() {
 		run elf_json "$F/made/$name"
 		[ "$status" -eq 0 ] || { echo "$name: exit $status"; return 1; }
 		jq -e --arg l "$loader" --arg k "$kernel" --argjson i "$ibt" --argjson s "$shstk" \
-			'.files[0] | (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == $l and .kernel == $k and .ibt == $i and .shstk == $s' \
+			"$JQ_KTEXT"'.files[0] | (.loader | if . == null then null elif .status == "ignored" then "ignored: " + .reason elif .features == [] then "none" else (.features | join(",")) end) == $l and (.kernel | ktext) == $k and .ibt == $i and .shstk == $s' \
 			<<<"$output" || { echo "$name: $output"; return 1; }
 	done <<EOT
 note-good64|ibt,shstk|$r|true|true
@@ -396,7 +396,7 @@ EOT
 		run "$CETCTL" elf -J --kernel-policy=$p -o FILE,KERNEL "$F/made/note-unordered" \
 			"$F/made/note-shortdesc" "$F/made/note-datasz8" "$F/made/note-big"
 		[ "$status" -eq 0 ]
-		jq -e '[.files[].kernel] == ["allows", "allows", "allows", "allows"]' <<<"$output"
+		jq -e "$JQ_KTEXT"'[.files[].kernel | ktext] == ["allows", "allows", "allows", "allows"]' <<<"$output"
 		jq -e '.summary.enoexec == 0' <<<"$output"
 	done
 }
@@ -408,7 +408,7 @@ EOT
 	echo "$output"
 	# interp-notelf is shorter than an ELF header: elf_read() fails with EIO
 	# a malformed note never fails exec on the series (patch 34), only PT_INTERP itself can
-	jq -e '[.files[].kernel] == ["allows", "allows", "ENOENT", "EIO", "ENOEXEC"]' <<<"$output"
+	jq -e "$JQ_KTEXT"'[.files[].kernel | ktext] == ["allows", "allows", "ENOENT", "EIO", "ENOEXEC"]' <<<"$output"
 	# a longer file that is not ELF: ELIBBAD
 	# a short path: it replaces the interpreter path inside the program
 	local zeros
@@ -427,27 +427,86 @@ open(sys.argv[2], 'wb').write(data)
 PY
 	run "$CETCTL" elf -J --kernel-policy=block -o KERNEL "$TMP/prog"
 	rm -f "$zeros"
-	jq -e '.files[0].kernel == "ELIBBAD"' <<<"$output"
+	jq -e "$JQ_KTEXT"'(.files[0].kernel | ktext) == "ELIBBAD"' <<<"$output"
 }
 
 @test "elf kernel: n/a (not a program) for shared libraries, .o, core files and kernel images" {
 	run "$CETCTL" elf -J --kernel-policy=block -o FILE,TYPE,KERNEL "$F/deps/libdollar.so" \
 		"$F/obj-marked.o" "$F/made/core" "$F/made/vmlinux-like" "$F/made/interp-marked"
 	echo "$output"
-	jq -e '[.files[].kernel] | all(. == "n/a (not a program)")' <<<"$output"
+	jq -e "$JQ_KTEXT"'[.files[].kernel | ktext] | all(. == "n/a (not a program)")' <<<"$output"
 	jq -e '.summary.kernel_refuses == 0' <<<"$output"
 }
 
 @test "elf kernel: --kernel-policy allow and none; a bad policy is a usage error" {
 	run "$CETCTL" elf -J --kernel-policy=allow -o KERNEL "$F/hello-marked" "$F/made/note-static-unordered"
-	jq -e '[.files[].kernel] == ["allows (policy allow)", "allows"] and
+	jq -e "$JQ_KTEXT"'[.files[].kernel | ktext] == ["allows (policy allow)", "allows"] and
 		.summary.kernel_policy == "allow"' <<<"$output"
 	run "$CETCTL" elf -J --kernel-policy=none -o KERNEL "$F/hello-marked" "$F/made/note-static-unordered"
-	jq -e '[.files[].kernel] == ["n/a (no policy)", "n/a (no policy)"] and
+	jq -e "$JQ_KTEXT"'[.files[].kernel | ktext] == ["n/a (no policy)", "n/a (no policy)"] and
 		.summary.enoexec == 0 and .summary.kernel_policy == "none"' <<<"$output"
 	run --separate-stderr "$CETCTL" elf --kernel-policy=maybe "$F/hello-marked"
 	[ "$status" -eq 1 ]
 	[[ $stderr == *"unknown policy 'maybe'"* ]]
+}
+
+# kobj POLICY [PROC-ROOT] FILE -> the KERNEL member of `elf -J` for FILE
+kobj() {
+	local pol=$1; shift
+	local root=()
+	[ $# -lt 2 ] || { root=(--proc-root "$1"); shift; }
+	"$CETCTL" "${root[@]}" elf -J --kernel-policy="$pol" -o KERNEL "$1" | jq -c '.files[0].kernel'
+}
+
+# ktable POLICY [PROC-ROOT] FILE -> the KERNEL cell of the raw table for FILE
+ktable() {
+	local pol=$1; shift
+	local root=()
+	[ $# -lt 2 ] || { root=(--proc-root "$1"); shift; }
+	"$CETCTL" "${root[@]}" elf -n --raw --kernel-policy="$pol" -o KERNEL "$1" | sed 's/\\x20/ /g'
+}
+
+@test "elf -J kernel: an object {verdict, errno, reason} for every verdict, the table unchanged" {
+	require_fixture start32-marked
+	require_fixture startx32-marked
+	local x32; x32=$(x32_tree on)
+	local nox32; nox32=$(x32_tree off)
+	# POLICY|ROOT|FILE|table text|JSON object (keys sorted, as jq -c -S prints them)
+	while IFS='|' read -r pol root file text obj; do
+		local args=("$pol")
+		[ -z "$root" ] || args+=("$root")
+		args+=("$file")
+		got=$(kobj "${args[@]}" | jq -c -S .)
+		[ "$got" = "$obj" ] || { echo "$file ($pol): JSON $got, want $obj"; return 1; }
+		got=$(ktable "${args[@]}")
+		[ "$got" = "$text" ] || { echo "$file ($pol): table '$got', want '$text'"; return 1; }
+	done <<EOT
+block||$F/hello-plain|allows|{"errno":null,"reason":null,"verdict":"allows"}
+block||$F/hello-marked|refuses|{"errno":null,"reason":null,"verdict":"refuses"}
+allow||$F/hello-marked|allows (policy allow)|{"errno":null,"reason":"policy allow","verdict":"allows"}
+none||$F/hello-marked|n/a (no policy)|{"errno":null,"reason":"no policy","verdict":"n/a"}
+block||$F/obj-marked.o|n/a (not a program)|{"errno":null,"reason":"not a program","verdict":"n/a"}
+block||$F/made/core|n/a (not a program)|{"errno":null,"reason":"not a program","verdict":"n/a"}
+block||$F/start32-marked|no-shstk (i386)|{"errno":null,"reason":"i386","verdict":"no-shstk"}
+block|$x32|$F/startx32-marked|no-shstk (x32)|{"errno":null,"reason":"x32","verdict":"no-shstk"}
+block|$nox32|$F/startx32-marked|ENOEXEC|{"errno":"ENOEXEC","reason":null,"verdict":"fails"}
+block||$F/made/note-interp-missing|ENOENT|{"errno":"ENOENT","reason":null,"verdict":"fails"}
+block||$F/made/note-interp-notelf|EIO|{"errno":"EIO","reason":null,"verdict":"fails"}
+block||$F/made/note-interp-nonul|ENOEXEC|{"errno":"ENOEXEC","reason":null,"verdict":"fails"}
+EOT
+}
+
+# every file of the fixtures: the JSON object says what the table says
+@test "elf -J kernel: the objects of a whole tree agree with the table's KERNEL column" {
+	local p
+	for p in block allow none; do
+		"$CETCTL" elf -r -n --raw --kernel-policy=$p -o FILE,KERNEL "$F" 2>/dev/null |
+			sed 's/\\x20/ /g' | sort >"$TMP/table"
+		"$CETCTL" elf -r -J --kernel-policy=$p -o FILE,KERNEL "$F" 2>/dev/null |
+			jq -r "$JQ_KTEXT"'.files[] | "\(.file) \(.kernel | ktext)"' | sort >"$TMP/json"
+		[ "$(wc -l <"$TMP/table")" -gt 30 ] || { echo "$p: too few files"; cat "$TMP/table"; return 1; }
+		diff "$TMP/table" "$TMP/json" || { echo "policy $p: JSON and table differ"; return 1; }
+	done
 }
 
 @test "elf kernel: the default policy is the kernel's: series config, mainline, no shstk" {
@@ -469,9 +528,9 @@ PY
 	live=$("$CETCTL" info -J | jq -r '.info[] | select(.name == "legacy-elf") | .value')
 	run --separate-stderr "$CETCTL" elf -J -o KERNEL "$F/hello-marked"
 	case "$live" in
-	none) jq -e '.files[0].kernel == "n/a (no policy)"' <<<"$output" ;;
-	block|unknown) jq -e '.files[0].kernel == "refuses"' <<<"$output" ;;
-	allow) jq -e '.files[0].kernel == "allows (policy allow)"' <<<"$output" ;;
+	none) jq -e "$JQ_KTEXT"'(.files[0].kernel | ktext) == "n/a (no policy)"' <<<"$output" ;;
+	block|unknown) jq -e "$JQ_KTEXT"'(.files[0].kernel | ktext) == "refuses"' <<<"$output" ;;
+	allow) jq -e "$JQ_KTEXT"'(.files[0].kernel | ktext) == "allows (policy allow)"' <<<"$output" ;;
 	esac
 }
 

@@ -82,3 +82,11 @@ help_long_options() {
 		grep -oE '(^|[[:space:],])--[a-z0-9][a-z0-9-]*' |
 		sed -E 's/^[[:space:],]*//' | sort -u
 }
+
+# A jq definition to put before an expression reading `cetctl elf -J`:
+# `.kernel | ktext` is the KERNEL object as the table writes it ("allows",
+# "refuses", "allows (policy allow)", "n/a (no policy)", "ENOEXEC", ...).
+# shellcheck disable=SC2016
+JQ_KTEXT='def ktext: if type != "object" then error("kernel is not an object: \(.)")
+	elif .verdict == "fails" then .errno
+	elif .reason == null then .verdict else "\(.verdict) (\(.reason))" end; '
