@@ -293,8 +293,8 @@ static enum elf_kernel_verdict judge_kernel(struct elf_ctl *ctl, const struct el
 	const struct elf_cet_info *interp = NULL;
 	int interp_rc = 0;
 
-	if (in->x86 && (in->type == ET_EXEC || in->type == ET_DYN) && k->interp_rc == 0 &&
-	    ctl->policy != ELF_POLICY_NONE) {
+	/* the interpreter can fail the exec under any policy, none included */
+	if (in->x86 && (in->type == ET_EXEC || in->type == ET_DYN) && k->interp_rc == 0) {
 		/* as open_exec() would: from the root, needing execute permission */
 		if (strcmp(ctl->interp_path, k->interp) != 0) {
 			snprintf(ctl->interp_path, sizeof(ctl->interp_path), "%s", k->interp);

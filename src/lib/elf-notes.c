@@ -770,10 +770,6 @@ enum elf_kernel_verdict elf_kernel_judge(const struct elf_cet_info *prog,
 		*why = "loads above the user address space (a kernel image?)";
 		return ELF_KERNEL_NA;
 	}
-	if (policy == ELF_POLICY_NONE) {
-		*why = "the kernel has no legacy-ELF policy";
-		return ELF_KERNEL_NO_POLICY;
-	}
 	if (prog->elfclass == ELFCLASS32 && prog->machine == EM_X86_64 && !x32_abi) {
 		*err = -ENOEXEC;
 		*why = "x32 program on a kernel without CONFIG_X86_X32_ABI";
@@ -828,6 +824,11 @@ enum elf_kernel_verdict elf_kernel_judge(const struct elf_cet_info *prog,
 	if (!x86_64) {
 		*why = "no shadow stacks for 32-bit programs";
 		return ELF_KERNEL_NO_SHSTK;
+	}
+	/* no policy (mainline): the exec succeeds, nothing more to judge */
+	if (policy == ELF_POLICY_NONE) {
+		*why = "the kernel has no legacy-ELF policy";
+		return ELF_KERNEL_NO_POLICY;
 	}
 	/* patch 33: the program's own first note; malformed counts as unmarked */
 	if (k->first_rc == 0 &&

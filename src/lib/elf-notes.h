@@ -193,7 +193,9 @@ int elf_cet_read_mem_rel(const void *image, size_t size, enum elf_rel_reader how
  * ARCH_SHSTK_*, map_shadow_stack) do on a kernel of the series with legacy-
  * ELF @policy: the one model of patch 33 and binfmt_elf that cetctl uses.
  *  - A shared library, .o, core file or kernel image is not a program: NA.
- *  - With ELF_POLICY_NONE the kernel ignores the notes: NO_POLICY.
+ *  - With ELF_POLICY_NONE the kernel ignores the notes: NO_POLICY for a
+ *    64-bit program whose exec succeeds; exec failures (interpreter, x32,
+ *    headers) and 32-bit programs are judged as under any policy.
  *  - A program with an interpreter: the INTERPRETER's (last)
  *    PT_GNU_PROPERTY decides whether execve() fails (ENOEXEC, EIO), the
  *    program's own note never does; a missing or bad interpreter fails

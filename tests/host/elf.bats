@@ -438,6 +438,18 @@ PY
 	jq -e '.summary.kernel_refuses == 0' <<<"$output"
 }
 
+@test "elf kernel: without a legacy-ELF policy (mainline), exec failures are still predicted" {
+	# mainline 6.12 has no policy, but execve still fails on a missing, short or
+	# unreadable interpreter: "n/a (no policy)" only where the exec succeeds
+	# (the elf oracle on the 6.12 reference kernel found the difference)
+	run "$CETCTL" elf -J --kernel-policy=none -o FILE,KERNEL "$F/made/note-interp-bad" \
+		"$F/made/note-interp-marked" "$F/made/note-interp-missing" \
+		"$F/made/note-interp-notelf" "$F/made/note-interp-nonul"
+	echo "$output"
+	jq -e "$JQ_KTEXT"'[.files[].kernel | ktext] == ["n/a (no policy)", "n/a (no policy)", "ENOENT", "EIO", "ENOEXEC"]' <<<"$output"
+	jq -e '.summary.enoexec == 3 and .summary.kernel_policy == "none"' <<<"$output"
+}
+
 @test "elf kernel: --kernel-policy allow and none; a bad policy is a usage error" {
 	run "$CETCTL" elf -J --kernel-policy=allow -o KERNEL "$F/hello-marked" "$F/made/note-static-unordered"
 	jq -e "$JQ_KTEXT"'[.files[].kernel | ktext] == ["allows (policy allow)", "allows"] and
