@@ -61,7 +61,7 @@ want() {
 			bad+=("$file: cetctl '$verdict', kernel '$got'")
 		fi
 	done <<<"$output"
-	echo "# policy $(legacy_elf_policy): $agree of $n programs agree, $skipped not programs" >&3
+	echo "# policy $policy: $agree of $n programs agree, $skipped not programs" >&3
 	((n >= 20)) || fail "only $n programs compared"
 	if ((${#bad[@]})); then
 		printf '%s\n' "${bad[@]}" >&2
