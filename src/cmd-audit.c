@@ -341,13 +341,9 @@ static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json
 		for (i = 0; i < pc->vmas.n; i++)
 			size += pc->vmas.v[i].size_kb;
 		if (json) {
-			char *arr;
-
 			/* status's array, so the member has one shape */
-			if (shstk_vmas_json(&pc->vmas, &arr) != 0)
+			if (cetctl_table_set_ss_vmas_json(t, ln, COL_SS_VMAS, &pc->vmas) != 0)
 				err(CETCTL_EXIT_FAILURE, "out of memory");
-			cetctl_table_set_json(t, ln, COL_SS_VMAS, arr);
-			free(arr);
 		} else {
 			cetctl_table_setf(t, ln, COL_SS_VMAS, "%zu", pc->vmas.n);
 		}

@@ -178,13 +178,9 @@ static bool fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 			rss += v->rss_kb;
 		}
 		if (ctl->json) {
-			char *arr;
-
-			/* the same array as audit's (shstk_vmas_json()) */
-			if (shstk_vmas_json(&pc->vmas, &arr) != 0)
+			/* the same array as audit's */
+			if (cetctl_table_set_ss_vmas_json(t, ln, COL_SS_VMAS, &pc->vmas) != 0)
 				err(CETCTL_EXIT_FAILURE, "out of memory");
-			cetctl_table_set_json(t, ln, COL_SS_VMAS, arr);
-			free(arr);
 		} else {
 			cetctl_table_set(t, ln, COL_SS_VMAS, list ? list : "");
 		}

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cetctl.h"
+#include "proc-maps.h"
 #include "table.h"
 #include "util.h"
 
@@ -274,6 +275,19 @@ int cetctl_table_set_json(struct cetctl_table *t, struct libscols_line *ln,
 		if (t->ids[i] == colid && scols_line_set_data(ln, i, json) != 0)
 			return -ENOMEM;
 	return 0;
+}
+
+int cetctl_table_set_ss_vmas_json(struct cetctl_table *t, struct libscols_line *ln,
+				  int colid, const struct shstk_vmas *vmas)
+{
+	char *arr;
+	int rc;
+
+	if (shstk_vmas_json(vmas, &arr) != 0)
+		return -ENOMEM;
+	rc = cetctl_table_set_json(t, ln, colid, arr);
+	free(arr);
+	return rc;
 }
 
 int cetctl_table_set_list(struct cetctl_table *t, struct libscols_line *ln,

@@ -120,6 +120,10 @@ int cetctl_table_setf(struct cetctl_table *t, struct libscols_line *ln,
 /* JSON mode: set a CETCTL_JSON_RAW cell to the JSON text @json (NULL: null). */
 int cetctl_table_set_json(struct cetctl_table *t, struct libscols_line *ln,
 			  int colid, const char *json);
+/* JSON mode: the shadow-stack mappings as status and audit both show them. */
+struct shstk_vmas;
+int cetctl_table_set_ss_vmas_json(struct cetctl_table *t, struct libscols_line *ln,
+				  int colid, const struct shstk_vmas *vmas);
 /*
  * A list cell: @text as it is in the table; in JSON, a SCOLS_JSON_ARRAY_STRING
  * cell split at any of @seps ("" or @empty_word: []). NULL text: null.
