@@ -128,8 +128,9 @@ teardown() {
 	# the operation counts, if trinity printed them: with -q, Debian's 2023.01 prints no
 	# progress lines, and its totals ("Ran N syscalls") only when it exits by itself,
 	# which it did not do within 20 s of SIGINT in a soak
-	ops=$(grep -a -h -E 'Ran [0-9]+ syscalls|[0-9]+ iterations\.' "$out".* | sed 's/^\[[^]]*\] *//' |
-	      paste -sd ';' -)
+	ops=$(for f in "$out".*; do
+		grep -a -E 'Ran [0-9]+ syscalls|[0-9]+ iterations\.' "$f" | tail -n 1 | sed 's/^\[[^]]*\] *//'
+	      done | paste -sd ';' -)
 	# the summary goes to the TAP stream first (the console, not a file in /tmp), with
 	# where the space went: a 20-minute soak once failed on an echo to the test's own
 	# output (bats keeps it in /tmp), probably /tmp being full: trinity's own output
