@@ -401,10 +401,16 @@ EOT
 	done
 }
 
-@test "elf kernel: the interpreter's note neither fails the exec nor counts as a marking" {
-	run "$CETCTL" elf -J --kernel-policy=block -o FILE,KERNEL "$F/made/note-interp-bad" \
+# elf -J FILE,KERNEL of the five interpreter fixtures (bad, marked, missing,
+# not ELF, no NUL) judged for policy $1
+elf_interp_fixtures() {
+	"$CETCTL" elf -J --kernel-policy="$1" -o FILE,KERNEL "$F/made/note-interp-bad" \
 		"$F/made/note-interp-marked" "$F/made/note-interp-missing" \
 		"$F/made/note-interp-notelf" "$F/made/note-interp-nonul"
+}
+
+@test "elf kernel: the interpreter's note neither fails the exec nor counts as a marking" {
+	run elf_interp_fixtures block
 	echo "$output"
 	# interp-notelf is shorter than an ELF header: elf_read() fails with EIO
 	# a malformed note never fails exec on the series (patch 34), only PT_INTERP itself can
@@ -442,9 +448,7 @@ PY
 	# mainline 6.12 has no policy, but execve still fails on a missing, short or
 	# unreadable interpreter: "n/a (no policy)" only where the exec succeeds
 	# (the elf oracle on the 6.12 reference kernel found the difference)
-	run "$CETCTL" elf -J --kernel-policy=none -o FILE,KERNEL "$F/made/note-interp-bad" \
-		"$F/made/note-interp-marked" "$F/made/note-interp-missing" \
-		"$F/made/note-interp-notelf" "$F/made/note-interp-nonul"
+	run elf_interp_fixtures none
 	echo "$output"
 	jq -e "$JQ_KTEXT"'[.files[].kernel | ktext] == ["n/a (no policy)", "n/a (no policy)", "ENOENT", "EIO", "ENOEXEC"]' <<<"$output"
 	jq -e '.summary.enoexec == 3 and .summary.kernel_policy == "none"' <<<"$output"
