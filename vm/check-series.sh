@@ -1,7 +1,7 @@
 #!/bin/bash
 # vm/check-series.sh — check kernel-series/ patch by patch.
 #
-#   vm/check-series.sh [--no-build | --quick] [--from N] [--config FRAGMENT]
+#   vm/check-series.sh [--no-build | --quick] [--from N] [--to M] [--config FRAGMENT]
 #
 # For each patch listed in kernel-series/series, in order, on a clean copy of the
 # linux-source-6.1 tree: apply it with `git am`, build bzImage incrementally (ccache,
@@ -17,6 +17,7 @@
 #                 the mm/x86 headers the series touches (much faster, less complete)
 #   --from N      build only from patch N on (earlier ones are applied and checkpatched);
 #                 useful to resume
+#   --to M        stop after patch M (with --from: build one stretch of the series)
 #   --config F    another config fragment (e.g. one with CONFIG_X86_USER_SHADOW_STACK=n)
 #
 # Exit status: 0 when every patch applies and builds and checkpatch reports no errors,
@@ -41,6 +42,7 @@ CCMD=${CC:-ccache gcc}
 TARBALL=/usr/src/linux-source-6.1.tar.xz
 build=1
 from=1
+to=
 quick=0
 SENTINELS="mm/memory.o mm/mmap.o mm/huge_memory.o arch/x86/kernel/process.o
   arch/x86/kernel/signal.o arch/x86/mm/fault.o kernel/fork.o fs/binfmt_elf.o"
@@ -50,8 +52,9 @@ while [ $# -gt 0 ]; do
     --no-build) build=0 ;;
     --quick) quick=1 ;;
     --from) shift; from=${1:?--from needs a number} ;;
+    --to) shift; to=${1:?--to needs a number} ;;
     --config) shift; FRAG=$(realpath "${1:?--config needs a file}") ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) die "unknown argument '$1'" ;;
   esac
   shift
@@ -151,6 +154,7 @@ while read -r p; do
   fi
   printf '%-4s %-66s %-7s %-7s %4s %4s %6s\n' "$n" "${p:0:66}" "$applies" "$builds" "$err" "$warn" "$t"
   [ "$applies" = yes ] || break
+  [ -z "$to" ] || [ "$n" -lt "$to" ] || break
 done < "$SERIES_DIR/series"
 
 echo "check-series: $n patches checked; checkpatch total: $total_err errors, $total_warn warnings; logs in $LOGS"
