@@ -47,6 +47,31 @@ trusted_tmpdir() {
 	return 1
 }
 
+# Whether cetctl may load the preload library at $1 (cmd-run.c trusted_file):
+# the file and every directory above it owned by root (or, for the test build,
+# by us) and not writable by group or others.
+trusted_preload_path() {
+	local p st
+	p=$(realpath -e "$1" 2>/dev/null) || return 1
+	while :; do
+		st=$(stat -c '%u %a' "$p") || return 1
+		[[ ${st% *} == 0 || ${st% *} == "$(id -u)" ]] || return 1
+		(( (8#${st#* } & 8#022) == 0 )) || return 1
+		[[ $p == / ]] && return 0
+		p=$(dirname "$p")
+	done
+}
+
+# Skip, with the reason, when the build tree lies where cetctl rightly
+# refuses its preload library (a checkout under /tmp): the run tests expect
+# the library to be used and cetctl to say nothing about it.
+require_trusted_preload() {
+	local lib=${CETCTL_BUILD:-$(dirname "$CETCTL")}/libcetctl-preload.so
+	[ -f "$lib" ] || return 0	# the tests say themselves that it is missing
+	trusted_preload_path "$lib" ||
+		skip "cetctl refuses $lib: a directory above it is writable by group or others, or not root's (move the checkout, e.g. out of /tmp)"
+}
+
 # Build the ELF fixtures once per run (a stamp makes it a no-op when current).
 # Call from setup_file; fails the file loudly when the build fails.
 build_fixtures() {

@@ -14,6 +14,7 @@ load helpers
 
 setup() {
 	require_cetctl
+	require_trusted_preload
 	FAULTS=${CETCTL_FAULTS:-$(dirname "$CETCTL")/cetctl-faults}
 	[ -x "$FAULTS" ] || { echo "not built: $FAULTS"; return 1; }
 	TMP=$BATS_TEST_TMPDIR

@@ -16,6 +16,8 @@ setup() {
 	BUILD=${CETCTL_BUILD:-$(dirname "$CETCTL")}
 	LIB=$BUILD/libcetctl-preload.so
 	[ -f "$LIB" ] || { echo "preload library not built: $LIB"; return 1; }
+	load helpers
+	CETCTL_BUILD=$BUILD require_trusted_preload
 }
 
 @test "preload: built next to cetctl, exports the whole setjmp/longjmp family" {

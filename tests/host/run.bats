@@ -7,12 +7,11 @@
 bats_require_minimum_version 1.5.0
 
 setup() {
-	if [ -f "$BATS_TEST_DIRNAME/helpers.bash" ]; then
-		load helpers
-	fi
+	load helpers
 	CETCTL=${CETCTL:-$BATS_TEST_DIRNAME/../../build/cetctl}
 	[ -x "$CETCTL" ] || { echo "no cetctl binary at $CETCTL (build first)"; return 1; }
 	BUILD=${CETCTL_BUILD:-$(dirname "$CETCTL")}
+	CETCTL_BUILD=$BUILD require_trusted_preload
 	TMP=$BATS_TEST_TMPDIR
 	ulimit -c 0
 	unset CETCTL_PRELOAD
