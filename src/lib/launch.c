@@ -50,6 +50,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -765,8 +766,9 @@ static bool yama_relational(void)
 	return n < 0 ? n != -ENOENT : atoi(buf) == 1;
 }
 
-/* The pipes: T -> P messages (SEIZED/ERR), P -> T "go" (Yama only), and
- * the one C waits on (Yama only: P closes its end after the seize). */
+/* The pipes: T -> P messages (SEIZED/ERR), P -> T "go" (Yama only; a
+ * socket pair), and the one C waits on (Yama only: P closes its end after
+ * the seize). */
 struct launch_pipes {
 	int msg[2], go[2], hold[2];
 };
@@ -895,6 +897,7 @@ middle(pid_t self, struct launch_pipes *p, bool yama, const struct launch_opts *
 	close(p->go[1]);
 	close(p->hold[1]);
 	setpgid(0, 0);
+	fault_point("c-start", self);
 	tp = fork();
 	if (tp == 0) {
 		close(p->hold[0]);
@@ -904,6 +907,7 @@ middle(pid_t self, struct launch_pipes *p, bool yama, const struct launch_opts *
 		m = (struct msg){ MSG_ERR, errno };
 		xwrite(p->msg[1], &m, sizeof(m));
 	}
+	fault_point("c-forked", self);
 	close(p->msg[1]);
 	if (yama && tp > 0)
 		while (xread(p->hold[0], &c, 1) > 0)
@@ -946,6 +950,7 @@ static int middle_vm(void *data)
 
 	close(a->p->msg[0]);
 	setpgid(0, 0);
+	fault_point("c-start", a->self);
 	tp = fork();
 	if (tp == 0) {
 		sigprocmask(SIG_SETMASK, a->mask, NULL);
@@ -955,6 +960,7 @@ static int middle_vm(void *data)
 		m = (struct msg){ MSG_ERR, errno };
 		xwrite(a->p->msg[1], &m, sizeof(m));
 	}
+	fault_point("c-forked", a->self);
 	_exit(0);
 }
 
@@ -1003,8 +1009,11 @@ int launch_exec(const char *path, char *const argv[], char *const envp[],
 	ssize_t n;
 
 	memset(res, 0, sizeof(*res));
-	if (pipe2(p.msg, O_CLOEXEC) < 0 || (yama && (pipe2(p.go, O_CLOEXEC) < 0 ||
-						    pipe2(p.hold, O_CLOEXEC) < 0))) {
+	/* "go" is a socket pair: sent with MSG_NOSIGNAL, it cannot kill us
+	 * with SIGPIPE when the middle process died before forking T. */
+	if (pipe2(p.msg, O_CLOEXEC) < 0 ||
+	    (yama && (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.go) < 0 ||
+		      pipe2(p.hold, O_CLOEXEC) < 0))) {
 		err = -errno;
 		close_pipe(p.msg);
 		close_pipe(p.go);
@@ -1033,7 +1042,9 @@ int launch_exec(const char *path, char *const argv[], char *const envp[],
 		/* Yama (ptrace_scope 1) lets only ancestors trace: allow C and
 		 * its descendants, for the moment of the seize. */
 		prctl(PR_SET_PTRACER, (unsigned long)c, 0, 0, 0);
-		xwrite(p.go[1], "g", 1);
+		/* no reader (C died early): the read below says so */
+		while (send(p.go[1], "g", 1, MSG_NOSIGNAL) < 0 && errno == EINTR)
+			;
 	}
 	fault_point("p-forked", self);
 

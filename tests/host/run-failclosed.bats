@@ -23,9 +23,10 @@ setup() {
 	unset CETCTL_PRELOAD CETCTL_FAULT CETCTL_FAULT_LOG
 }
 
-# The steps of the start-up, in order: in the caller (p-*) and in the tracer.
-STEPS=(p-forked t-start t-seize t-seized p-seized exec-event exec-exit inject-enter
-	inject-exit injected verified)
+# The steps of the start-up, in order: in the middle process (c-*), the
+# caller (p-*) and the tracer.
+STEPS=(c-start c-forked p-forked t-start t-seize t-seized p-seized exec-event exec-exit
+	inject-enter inject-exit injected verified)
 # The glibc method's: the loader runs traced up to the entry point.
 GLIBC_STEPS=(p-forked t-start t-seize t-seized p-seized exec-event exec-exit loader entry
 	verified)
@@ -133,7 +134,7 @@ disturbed() {
 	local step act
 	# defect 3: no kill-on-exit before the exec stop
 	for step in "${STEPS[@]}"; do
-		[[ $step == p-* ]] && continue
+		[[ $step == [cp]-* ]] && continue
 		for act in kill exit; do
 			run disturbed "$step:$act"
 			[ "$status" -eq 0 ] || { echo "$output"; return 1; }
@@ -150,6 +151,38 @@ disturbed() {
 		run disturbed "$step:exit"
 		[ "$status" -eq 0 ] && [[ "$output" == *"not run (exit 3)"* ]] || { echo "$output"; return 1; }
 	done
+}
+
+@test "fail-closed: the middle process killed or exiting: verified or not run, the caller's mask kept" {
+	local yama step act mask plain
+	# Without Yama the middle process shares cetctl's memory while cetctl
+	# sleeps (CLONE_VM | CLONE_VFORK), with every signal blocked in both.
+	# Gone before it forked the tracer: nothing is seized, 125. Gone after:
+	# the tracer does its job. Either way cetctl must not hang, and the
+	# program must get the caller's signal mask, not the blocked-all one.
+	for yama in 0 1; do
+		for step in c-start c-forked; do
+			for act in kill exit sig=15 pgsig=28 closefds; do
+				if [ $yama = 1 ]; then export CETCTL_FAULT_YAMA=1; else unset CETCTL_FAULT_YAMA; fi
+				run disturbed "$step:$act"
+				[ "$status" -eq 0 ] || { echo "yama=$yama $output"; return 1; }
+				case $step:$act in
+				c-start:kill | c-start:exit)
+					[[ "$output" == *"not run (exit 125)"* ]] ||
+						{ echo "yama=$yama $output"; return 1; } ;;
+				*:pgsig=28 | c-forked:kill | c-forked:exit)
+					[[ "$output" == *"ran verified"* ]] ||
+						{ echo "yama=$yama $output"; return 1; } ;;
+				esac
+			done
+		done
+	done
+	unset CETCTL_FAULT_YAMA
+	mask=$(perl -e 'use POSIX; sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGUSR1, SIGHUP));
+		exec { $ARGV[0] } @ARGV' -- "$FAULTS" run --trace-only grep '^SigBlk:' /proc/self/status)
+	plain=$(perl -e 'use POSIX; sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGUSR1, SIGHUP));
+		exec { $ARGV[0] } @ARGV' -- grep '^SigBlk:' /proc/self/status)
+	[ "$mask" = "$plain" ] || { echo "program: $mask, plain: $plain"; return 1; }
 }
 
 @test "fail-closed: a tracer gone silent after the seize: one line, 125, no exit handlers" {
