@@ -576,11 +576,15 @@ static void usage(void)
 	printf("  -h, --help             display this help\n");
 	printf("  -V, --version          display version\n");
 	printf("\nWithout --shstk or --wrss the program is simply executed.\n");
-	printf("The program runs protected from its first instruction, or not at all.\n");
-	printf("Exit status: the program's own (it replaces cetctl); 125 cetctl failed\n"
-	       "(usage, shadow stacks cannot be enabled or verified, a privileged exec,\n"
-	       "--method=glibc not possible here: the program did not run), 126 the\n"
-	       "program cannot be executed, 127 it was not found.\n");
+	printf("With them it runs protected from its first instruction (--method=glibc:\n"
+	       "from its entry point, after the loader), or not at all: if cetctl or its\n"
+	       "tracer dies during the start-up, the program does not run.\n");
+	printf("--trace-only excludes --shstk; --method=glibc excludes --wrss and --no-lock.\n");
+	printf("Exit status: the program's own (it replaces cetctl); 125 cetctl failed and\n"
+	       "the program did not run (usage; shadow stacks cannot be enabled, locked or\n"
+	       "verified; refused by the legacy-ELF policy; already locked; a privileged\n"
+	       "exec; not an x86-64 program; tracing not permitted; --method=glibc not\n"
+	       "possible here), 126 the program cannot be executed, 127 it was not found.\n");
 }
 
 int cmd_run(int argc, char **argv)

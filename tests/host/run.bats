@@ -39,6 +39,15 @@ host_has_shstk() {
 	for o in --shstk --wrss --lock --no-lock --method --quiet --no-preload --trace-only --help; do
 		[[ "$output" == *"$o"* ]] || { echo "missing $o"; return 1; }
 	done
+	# the guarantee and every exit code of cetctl's own, as in cetctl-run(1)
+	for o in "or not at all" "does not run" 125 126 127 "legacy-ELF policy" "already locked" \
+		"privileged" "not an x86-64 program" "tracing not permitted"; do
+		[[ "$(tr '\n' ' ' <<<"$output")" == *"$o"* ]] || { echo "--help lacks: $o"; return 1; }
+	done
+	for o in "legacy" "already locked" "privileged" "x86-64" "not permitted"; do
+		sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$BATS_TEST_DIRNAME/../../man/cetctl-run.1" |
+			grep -qi -- "$o" || { echo "man page EXIT STATUS lacks: $o"; return 1; }
+	done
 }
 
 @test "run: every long option is in the man page and the completions" {
