@@ -100,6 +100,7 @@ struct tracee {
  * dies of SIGKILL), exit (it exits 3), sig=N (signal N to the program),
  * pgsig=N (signal N to the program's process group), sleep=MS, closefds
  * (close every descriptor above stderr, then linger 300 ms).
+ * CETCTL_FAULT_VERIFY=1: the final check reads an empty /proc/PID/status.
  * CETCTL_FAULT_YAMA=1: the hand-shake Yama's relational ptrace_scope needs,
  * where there is no Yama (the protocol, not Yama's permission check).
  * CETCTL_FAULT_LOG=FILE: the tracer appends "verified PID" right before it
@@ -504,6 +505,10 @@ static int verify(struct tracee *t, const struct launch_opts *o)
 	n = read_file(path, buf, sizeof(buf));
 	if (n < 0)
 		return fail(t, LAUNCH_VERIFY, (int)n, "reading /proc/PID/status");
+#ifdef CETCTL_FAULT_HOOKS
+	if (getenv("CETCTL_FAULT_VERIFY"))
+		buf[0] = '\0';	/* a status that proves nothing */
+#endif
 	/* The right process: the only one this tracer traces. */
 	if (field_long(buf, "TracerPid") != t->proc_self)
 		return fail(t, LAUNCH_VERIFY, -ESRCH, "/proc/PID/status is not the traced program");

@@ -185,6 +185,21 @@ disturbed() {
 	[ "$mask" = "$plain" ] || { echo "program: $mask, plain: $plain"; return 1; }
 }
 
+@test "fail-closed: a failed final verification: 125, one line, the program never runs" {
+	local m
+	# The tracer's last check (/proc/PID/status of the traced program) fails:
+	# the program must exit 125 before its first instruction, both methods.
+	for m in ptrace glibc; do
+		rm -f "$TMP/ran"
+		run env CETCTL_FAULT_VERIFY=1 "$FAULTS" run --trace-only --method=$m \
+			sh -c 'echo ran > "$0"' "$TMP/ran"
+		[ "$status" -eq 125 ] || { echo "$m: status $status: $output"; return 1; }
+		[ "${#lines[@]}" -eq 1 ] && [[ "$output" == *"cannot verify"*"program not run"* ]] ||
+			{ echo "$m: $output"; return 1; }
+		[ ! -e "$TMP/ran" ] || { echo "$m: FAIL OPEN: the program ran"; return 1; }
+	done
+}
+
 @test "fail-closed: a tracer gone silent after the seize: one line, 125, no exit handlers" {
 	# The tracer has seized cetctl, then closes its pipe without exiting:
 	# cetctl reports it once and must leave with _exit(), not through its
