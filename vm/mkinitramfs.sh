@@ -11,6 +11,7 @@
 # stress-ng for the adversarial suites) with
 # their shared libraries and loader (found with ldd), vm/guest-init as /init, and
 #   /usr/bin/cetctl                         (if built)
+#   /usr/libexec/cetctl/cetctl-faults       (if built; not with --demo)
 #   /usr/lib/cetctl/libcetctl-preload.so    (if built)
 #   /usr/libexec/cetctl/helpers/*           (build/tests/guest-helpers/*, on PATH in the guest)
 #   /usr/libexec/cetctl/fixtures/           (build/tests/guest-fixtures: the ELF fixtures, elf-oracle.bats)
@@ -157,6 +158,12 @@ if [[ -x $BUILD/cetctl ]]; then
   put_path "$BUILD/cetctl" /usr/bin/cetctl; chmod 0755 "$ST/usr/bin/cetctl"; put_libs "$BUILD/cetctl"
 else
   say "note: $BUILD/cetctl not built — image has no cetctl"
+fi
+# the test build with the start-up's fault points (cetctl-run.bats disturbs a
+# real --shstk start-up with it); never on PATH
+if [[ -x $BUILD/cetctl-faults ]] && ! ((DEMO)); then
+  put_path "$BUILD/cetctl-faults" /usr/libexec/cetctl/cetctl-faults
+  chmod 0755 "$ST/usr/libexec/cetctl/cetctl-faults"; put_libs "$BUILD/cetctl-faults"
 fi
 for so in "$BUILD"/libcetctl-preload.so "$BUILD"/src/preload/libcetctl-preload.so; do
   if [[ -f $so ]]; then put_path "$so" /usr/lib/cetctl/libcetctl-preload.so; put_libs "$so"; break; fi

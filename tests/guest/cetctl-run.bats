@@ -134,6 +134,47 @@ need_preload() {
 	done
 }
 
+@test "run: disturbed at every start-up step, the program runs enabled and locked or not at all" {
+	need_hw
+	local faults=${CETCTL_FAULTS:-/usr/libexec/cetctl/cetctl-faults} step act how out n=0 errl rc
+	[[ -x $faults ]] || fail "the fault-point build is not in the image ($faults)"
+	# The host tier forces these races with --trace-only; here the start-up
+	# really enables: whatever happens to cetctl, its middle process or its
+	# tracer, a program that runs shows its own features enabled and locked.
+	for step in c-start c-forked p-forked t-start t-seize t-seized p-seized exec-event \
+		exec-exit inject-enter inject-exit injected verified; do
+		for act in kill exit sig=10 sig=28; do
+			rm -f "$BATS_TEST_TMPDIR/out"
+			# (the probe itself is the program: an exec after the start-up
+			# would drop the features)
+			rc=0
+			CETCTL_FAULT=$step:$act "$faults" run --shstk -q -- "$PROBE" status \
+				>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" || rc=$?
+			how="exit $rc"
+			((rc <= 128)) || how="signal $((rc - 128))"
+			out=$(cat "$BATS_TEST_TMPDIR/out" 2>/dev/null || true)
+			if [[ -n $out ]]; then
+				n=$((n + 1))
+				grep -qE $'^x86_Thread_features:\tshstk *$' <<<"$out" ||
+					fail "$step:$act: FAIL OPEN: ran without a shadow stack ($how): $out"
+				grep -qE $'^x86_Thread_features_locked:\tshstk wrss *$' <<<"$out" ||
+					fail "$step:$act: ran unlocked ($how): $out"
+			else
+				case $how in
+				"exit 125") mapfile -t errl < "$BATS_TEST_TMPDIR/err"
+					[[ ${#errl[@]} -eq 1 ]] ||
+						fail "$step:$act: 125 with ${#errl[@]} lines:$(printf ' %q' "${errl[@]}")" ;;
+				"exit 3" | "signal 9" | "signal 10") ;;
+				*) fail "$step:$act: not run, but ended '$how': $(cat "$BATS_TEST_TMPDIR/err")" ;;
+				esac
+			fi
+			echo "$step:$act: ${out:+ran enabled and locked, }$how"
+		done
+	done
+	# sig=28 (SIGWINCH, ignored) never stops a start-up
+	[[ $n -ge 13 ]] || fail "only $n start-ups ran"
+}
+
 @test "run: the launched program cannot disable its shadow stack (EPERM)" {
 	need_hw
 	run "$CETCTL" run --shstk -q -- "$PROBE" disable
