@@ -4,7 +4,7 @@
  *
  *   caller P (becomes the program)      tracer T (grandchild, own pgrp)
  *   clone C (no exit signal);
- *   C: setpgid, fork T, exit
+ *   C: setpgid, clone T, exit
  *   [Yama scope 1: PR_SET_PTRACER C,
  *    "go" -->; C lives until P lets go]
  *                                       PTRACE_SEIZE(P, EXITKILL|TRACEEXEC|SYSGOOD)
@@ -25,9 +25,12 @@
  * C is cloned without an exit signal: the caller's SIGCHLD disposition
  * cannot reap it, no SIGCHLD reaches P while it is traced, and P reaps it
  * (__WALL) right before its exec, by when it has long exited. Without
- * Yama, C has nothing to wait for: it then shares P's memory while P
- * sleeps (CLONE_VM | CLONE_VFORK, as posix_spawn does), which saves a
- * page-table copy and teardown per start-up (see middle_vm()).
+ * Yama, C has nothing to wait for, and neither C nor T copies P's memory:
+ * C shares it while P sleeps (CLONE_VM | CLONE_VFORK, as posix_spawn
+ * does), T shares it until P's exec and then keeps the old address space
+ * to itself (see tracer_vm()). That saves two page-table copies per
+ * start-up, and P's exec no longer tears cetctl's address space down on
+ * the program's critical path: T's exit does, after the detach.
  *
  * P never runs the program unless T seized it first (it execs only after
  * SEIZED); from then on the kernel kills P if T exits (EXITKILL), and T lets
@@ -833,7 +836,9 @@ tracer(pid_t pid, int wfd, int gofd, bool yama, const struct launch_opts *o,
 	resolve_proc_pid(&t);
 
 	/* Before the exec the caller is still cetctl: whatever happens to it
-	 * happens as if it were not traced (signals pass, stops stay stops). */
+	 * happens as if it were not traced (signals pass, stops stay stops).
+	 * Until then we may be running in its memory (tracer_vm()): nothing
+	 * up to the exec event may allocate or use stdio. */
 	for (;;) {
 		if (wait_tracee(pid, &status) < 0 || WIFEXITED(status) || WIFSIGNALED(status))
 			_exit(0);	/* died or failed its exec: it said so itself */
@@ -923,10 +928,9 @@ middle(pid_t self, struct launch_pipes *p, bool yama, const struct launch_opts *
 /*
  * Without Yama the middle process has nothing to wait for, so it shares
  * P's memory (CLONE_VM) instead of copying it, and P sleeps until it has
- * exited (CLONE_VFORK): one page-table copy and teardown fewer per
- * start-up. It runs on its own stack (T, its fork, keeps running on a copy
- * of it), with every signal blocked, so no handler of the caller's runs
- * in memory P shares; T restores the caller's mask.
+ * exited (CLONE_VFORK). C and T run on stacks of their own, with every
+ * signal blocked from P's clone on, so no handler of the caller's runs in
+ * memory P shares; T restores the caller's mask.
  */
 struct middle_args {
 	pid_t self;
@@ -934,10 +938,14 @@ struct middle_args {
 	const struct launch_opts *opts;
 	launch_report_fn report;
 	void *arg;
-	const sigset_t *mask;
+	sigset_t mask;		/* the caller's, for T */
+	char *tstack;		/* top of T's stack */
+	int wfd;		/* T's end of the message pipe (the caller
+				 * closes its copy and clears p->msg[1]) */
 };
 
-#define MIDDLE_STACK	(256 * 1024)
+#define MIDDLE_STACK	(64 * 1024)
+#define TRACER_STACK	(256 * 1024)
 
 /* AddressSanitizer cannot follow a process onto a stack of our own: the
  * sanitizer build copies the memory as fork() would. */
@@ -946,6 +954,27 @@ struct middle_args {
 #else
 #define MIDDLE_SHARES_MEMORY	1
 #endif
+
+/*
+ * T when it shares the caller's memory: until the caller's exec, both run
+ * in one address space with one thread pointer (one errno, one malloc
+ * state). Before the exec T writes nothing outside its own stack: no
+ * malloc, no stdio, and its failing calls set an errno the caller does not
+ * read (it reads T's verdict from the pipe; after a failed execve it takes
+ * errno at once). The arguments are copied first: the caller's frame that
+ * holds them lives until the caller has read T's message, which T sends
+ * after; values the caller changes after the clone (it closes its end of
+ * the pipe and clears p->msg[1]) are taken before it (wfd). After the exec
+ * the old address space is T's alone, frozen as the caller left it, and
+ * T's exit releases it, off the program's critical path.
+ */
+static int tracer_vm(void *data)
+{
+	struct middle_args a = *(struct middle_args *)data;
+
+	sigprocmask(SIG_SETMASK, &a.mask, NULL);
+	tracer(a.self, a.wfd, -1, false, a.opts, a.report, a.arg);
+}
 
 static int middle_vm(void *data)
 {
@@ -956,11 +985,8 @@ static int middle_vm(void *data)
 	close(a->p->msg[0]);
 	setpgid(0, 0);
 	fault_point("c-start", a->self);
-	tp = fork();
-	if (tp == 0) {
-		sigprocmask(SIG_SETMASK, a->mask, NULL);
-		tracer(a->self, a->p->msg[1], -1, false, a->opts, a->report, a->arg);
-	}
+	/* no exit signal; reparented at once, to init or a subreaper */
+	tp = clone(tracer_vm, a->tstack, CLONE_VM, a);
 	if (tp < 0) {
 		m = (struct msg){ MSG_ERR, errno };
 		xwrite(a->p->msg[1], &m, sizeof(m));
@@ -972,31 +998,34 @@ static int middle_vm(void *data)
 /* The middle process as above; its pid, or -1 with errno set. */
 static pid_t clone_middle_vm(struct middle_args *a)
 {
-	sigset_t all, old;
+	sigset_t all;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	char *stack;
 	pid_t c;
 	int err;
 
-	stack = mmap(NULL, MIDDLE_STACK, PROT_READ | PROT_WRITE,
+	/* [guard][C's stack][guard][T's stack]; never unmapped here: T runs
+	 * on it until it exits, the exec takes it out of the caller's view */
+	stack = mmap(NULL, MIDDLE_STACK + TRACER_STACK, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
 	if (stack == MAP_FAILED)
 		return -1;
-	/* a guard page: an overflow faults instead of writing the heap */
-	if (mprotect(stack, page, PROT_NONE) < 0) {
+	/* guard pages: an overflow faults instead of writing other memory */
+	if (mprotect(stack, page, PROT_NONE) < 0 ||
+	    mprotect(stack + MIDDLE_STACK, page, PROT_NONE) < 0) {
 		err = errno;
-		munmap(stack, MIDDLE_STACK);
+		munmap(stack, MIDDLE_STACK + TRACER_STACK);
 		errno = err;
 		return -1;
 	}
+	a->tstack = stack + MIDDLE_STACK + TRACER_STACK;
+	a->wfd = a->p->msg[1];
 	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
-	a->mask = &old;
+	sigprocmask(SIG_SETMASK, &all, &a->mask);
 	/* no exit signal (see the top of this file) */
 	c = clone(middle_vm, stack + MIDDLE_STACK, CLONE_VM | CLONE_VFORK, a);
 	err = errno;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	munmap(stack, MIDDLE_STACK);
+	sigprocmask(SIG_SETMASK, &a->mask, NULL);
 	errno = err;
 	return c;
 }
@@ -1030,7 +1059,7 @@ int launch_exec(const char *path, char *const argv[], char *const envp[],
 		if (c == 0)
 			middle(self, &p, yama, opts, report, arg);
 	} else {
-		struct middle_args ma = { self, &p, opts, report, arg, NULL };
+		struct middle_args ma = { self, &p, opts, report, arg, { { 0 } }, NULL, -1 };
 
 		c = clone_middle_vm(&ma);
 	}
