@@ -377,6 +377,27 @@ teardown() {
 	[ "$status" -eq 0 ]
 }
 
+@test "run: a set-user-ID file swapped in after cetctl's checks is still refused (AT_SECURE)" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to make set-user-ID files of another user"
+	local pid rc=0
+	# defect 5: the old check was by path, before the exec (time of check,
+	# time of use). cetctl resolves and reads the plain file; while it
+	# waits, seized, right before its exec, the name gets a set-user-ID one.
+	shared_dir
+	cp /bin/true "$SD/prog"
+	cp /bin/true "$SD/suid.new"
+	chown 65534 "$SD/suid.new"
+	chmod 4755 "$SD/suid.new"
+	CETCTL_FAULT=p-seized:sleep=600 "$FAULTS" run --trace-only "$SD/prog" 2>"$TMP/err" &
+	pid=$!
+	sleep 0.2
+	mv -f "$SD/suid.new" "$SD/prog"
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 125 ] || { echo "status $rc: $(cat "$TMP/err")"; return 1; }
+	grep -q "the kernel made its exec privileged (AT_SECURE" "$TMP/err"
+	[ "$(wc -l < "$TMP/err")" -eq 1 ]
+}
+
 @test "run: a #! script with a set-user-ID interpreter is refused" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to make set-user-ID files of another user"
 	shared_dir
