@@ -222,3 +222,25 @@ teardown() {
 	CETCTL_PRELOAD=$TD/link.so run "$CETCTL" run --trace-only sh -c "$probe"
 	[ "${lines[-1]}" = 0 ]
 }
+
+@test "preload: a 32-bit or set-user-ID descendant starts without loader complaints" {
+	local d out
+	# issue 12, defect 6: inherited by every descendant, the library made
+	# the loader of a 32-bit child print "wrong ELF class" and that of a
+	# set-user-ID child refuse a preload outside the trusted directories
+	gcc -m32 -o "$BATS_TEST_TMPDIR/exit7_32" -x c - <<<'int main(void) { return 7; }' 2>/dev/null ||
+		skip "no 32-bit toolchain (gcc-multilib)"
+	"$BATS_TEST_TMPDIR/exit7_32" || [ $? -eq 7 ] || skip "this kernel does not run 32-bit programs"
+	run "$CETCTL" run --trace-only sh -c '"$0"; echo "rc=$?"' "$BATS_TEST_TMPDIR/exit7_32"
+	[ "$status" -eq 0 ] && [ "$output" = "rc=7" ] || { echo "32-bit: $output"; return 1; }
+	[ "$(id -u)" -eq 0 ] || skip "needs root for a set-user-ID file of another user (32-bit case passed)"
+	d=$(mktemp -d /run/cetctl-preload-suid.XXXXXX)
+	chmod 755 "$d"
+	cp /bin/true "$d/suid"
+	chown 65534 "$d/suid"
+	chmod 4755 "$d/suid"
+	run "$CETCTL" run --trace-only sh -c '"$0"; echo "rc=$?"' "$d/suid"
+	out=$output
+	rm -rf "$d"
+	[ "$status" -eq 0 ] && [ "$out" = "rc=0" ] || { echo "set-user-ID: $out"; return 1; }
+}
