@@ -1026,6 +1026,8 @@ static pid_t clone_middle_vm(struct middle_args *a)
 	c = clone(middle_vm, stack + MIDDLE_STACK, CLONE_VM | CLONE_VFORK, a);
 	err = errno;
 	sigprocmask(SIG_SETMASK, &a->mask, NULL);
+	if (c < 0)
+		munmap(stack, MIDDLE_STACK + TRACER_STACK);	/* nobody runs on it */
 	errno = err;
 	return c;
 }
