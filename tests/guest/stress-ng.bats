@@ -55,8 +55,10 @@ sng() {
 		[[ -n $pid && $(cat "/proc/$pid/comm" 2>/dev/null) == stress-ng* ]] || pid=''
 		[[ -n $pid ]] && kid=$(pgrep -P "$pid" | head -n1)
 		if [[ -n $pid && -n $kid ]]; then
-			st_main=$(grep '^x86_Thread_features' "/proc/$pid/status" 2>/dev/null)
-			st_kid=$(grep '^x86_Thread_features' "/proc/$kid/status" 2>/dev/null)
+			# either may have exited meanwhile (--fork children live for
+			# microseconds): grep's status 2 must not end the test (errexit)
+			st_main=$(grep '^x86_Thread_features' "/proc/$pid/status" 2>/dev/null) || st_main=''
+			st_kid=$(grep '^x86_Thread_features' "/proc/$kid/status" 2>/dev/null) || st_kid=''
 			[[ -n $st_main && -n $st_kid ]] && break
 		fi
 		sleep 0.1
