@@ -4,7 +4,7 @@
  *
  *   caller P (becomes the program)      tracer T (grandchild, own pgrp)
  *   clone C (no exit signal);
- *   C: setpgid, clone T, exit
+ *   C: setpgid, clone T (fork under Yama or ASan), exit
  *   [Yama scope 1: PR_SET_PTRACER C,
  *    "go" -->; C lives until P lets go]
  *                                       PTRACE_SEIZE(P, EXITKILL|TRACEEXEC|SYSGOOD)
