@@ -8,6 +8,7 @@
  */
 #include <err.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <locale.h>
 #include <stdio_ext.h>
@@ -76,6 +77,32 @@ void cetctl_proc_root_note(const char *cmd)
  * with >&- still work. EPIPE only happens with SIGPIPE ignored: the reader
  * went away on purpose, stay quiet but still fail.
  */
+static bool stdout_was_closed;
+
+/*
+ * A standard descriptor the caller closed stays closed for us: it is held by
+ * an O_PATH placeholder, on which every read and write fails with EBADF as on
+ * a closed descriptor. Otherwise the first file cetctl opens would take its
+ * number: the output would be written into /proc's directory descriptor and
+ * closed as stdout at exit, and a message meant for stderr into whatever file
+ * took 2. Close-on-exec, so the program of `run` inherits the caller's
+ * descriptors exactly, closed ones closed.
+ */
+static void hold_closed_std_fds(void)
+{
+	int fd;
+
+	/* in order: open() takes the lowest free number, which is fd */
+	for (fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		if (open("/", O_PATH | O_CLOEXEC) != fd)
+			return;	/* not possible with 0..fd-1 open; nothing to hold */
+		if (fd == STDOUT_FILENO)
+			stdout_was_closed = true;
+	}
+}
+
 static void close_stdout(void)
 {
 	bool pending = __fpending(stdout) != 0;
@@ -91,6 +118,9 @@ static void close_stdout(void)
 		prev_fail = true;
 	}
 	saved = errno;
+	/* nothing left to flush, so the close succeeded: the reason is known */
+	if (prev_fail && !saved && stdout_was_closed)
+		saved = EBADF;
 	if (prev_fail) {
 		if (saved != EPIPE) {
 			if (saved)
@@ -137,6 +167,7 @@ int main(int argc, char **argv)
 	size_t i;
 	int c;
 
+	hold_closed_std_fds();
 	atexit(close_stdout);
 
 	env = getenv("CETCTL_PROC_ROOT");

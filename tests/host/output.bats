@@ -87,3 +87,28 @@ out_fails() {
 	run --separate-stderr "$CETCTL" elf /bin/true
 	[[ $stderr == "cetctl: elf: 1 ELF file"* ]]
 }
+
+@test "output: a closed standard descriptor is never one of cetctl's own files" {
+	# Seen in CI: with stdout closed, "audit -J" opened /proc on descriptor
+	# 1, wrote its JSON into that and closed it as stdout at exit; when
+	# nothing was left to flush the error had no reason ("write error").
+	command -v strace >/dev/null || skip "strace not installed"
+	local where cmd opened
+	for where in '<&-' '>&-' '2>&-' '<&- >&- 2>&-'; do
+		for cmd in "audit -J" "status self" "elf -r /usr/lib/os-release /bin/true"; do
+			# shellcheck disable=SC2086
+			strace -qq -e trace=execve,openat,open,pipe2,dup,dup2,dup3,socket -o "$TMP/trace" \
+				bash -c 'exec "$0" "$@" >/dev/null 2>/dev/null '"$where" "$CETCTL" $cmd || true
+			# from cetctl's exec on (before it: bash's redirections), but the
+			# dynamic loader's opens (before main(), closed at once) and the
+			# placeholder that holds a closed descriptor
+			opened=$(awk '/^execve\("[^"]*cetctl"/ { on = 1; next } on' "$TMP/trace" |
+				grep -Ev 'ld\.so\.cache|/lib/x86_64-linux-gnu/lib|"/", O_RDONLY\|O_CLOEXEC\|O_PATH\)|exited' |
+				grep -E '(= |\[)[012][],]? ?' | grep -Ev '= -1' || true)
+			[[ -z $opened ]] || { echo "$cmd $where: $opened"; return 1; }
+		done
+	done
+	# and the error keeps its reason, whatever was left to flush
+	out_fails closed audit -J
+	[[ $output == *"write error: Bad file descriptor"* ]]
+}

@@ -226,6 +226,21 @@ host_has_shstk() {
 	done
 }
 
+@test "run: the standard descriptors the caller closed are closed in the program" {
+	# cetctl holds them with placeholders (src/main.c) that must not leak
+	local where
+	# shellcheck disable=SC2016
+	local probe='for f in 0 1 2; do if [ -e /proc/$$/fd/$f ]; then echo "$f open" >&3; else echo "$f closed" >&3; fi; done'
+	for where in '<&-' '>&-' '2>&-' '<&- >&- 2>&-'; do
+		run bash -c 'sh -c "$1" 3>"$2.plain" '"$where"'; "$0" run --trace-only sh -c "$1" 3>"$2.run" '"$where" \
+			"$CETCTL" "$probe" "$TMP/fds"
+		[ "$status" -eq 0 ]
+		echo "$where: plain: $(tr '\n' ' ' <"$TMP/fds.plain") run: $(tr '\n' ' ' <"$TMP/fds.run")"
+		cmp "$TMP/fds.plain" "$TMP/fds.run"
+		grep -q closed "$TMP/fds.run"
+	done
+}
+
 @test "run: --shstk on this host fails with 125 and says why, program not started" {
 	host_has_shstk && skip "this host has user shadow stacks; the guest tiers cover failure"
 	run "$CETCTL" run --shstk touch "$TMP/started"
