@@ -93,6 +93,9 @@ out_fails() {
 	# 1, wrote its JSON into that and closed it as stdout at exit; when
 	# nothing was left to flush the error had no reason ("write error").
 	command -v strace >/dev/null || skip "strace not installed"
+	# LeakSanitizer aborts under ptrace, and ASan's runtime opens /proc files
+	# before main() on the closed numbers
+	[[ $CETCTL_BUILD != *asan* ]] || skip "ASan cannot run under strace (LeakSanitizer aborts)"
 	local where cmd opened
 	for where in '<&-' '>&-' '2>&-' '<&- >&- 2>&-'; do
 		for cmd in "audit -J" "status self" "elf -r /usr/lib/os-release /bin/true"; do
