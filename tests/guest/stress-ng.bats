@@ -84,7 +84,8 @@ sng_once() {
 			# a stressor when one can be read: in a loaded Bochs guest the
 			# signal stressors' /proc/PID/status could not be read in any of 6
 			# polls (CI and here; not understood): reported, not required
-			for kid in "${kids[@]}"; do
+			# (once read, kept: a later poll that misses must not clear it)
+			[[ -n $st_kid ]] || for kid in "${kids[@]}"; do
 				features "$kid" st_kid && break
 			done
 			[[ -n $st_main && -n $st_kid ]] && break
