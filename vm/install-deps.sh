@@ -16,6 +16,8 @@ PKGS=(
   linux-source-6.12
   # the 6.1 tree's x86 and vm selftests (vm/kselftests.sh): 32-bit and static builds
   gcc-multilib libnuma-dev libcap-dev
+  # headers_install of the 6.1 tree (kselftest tier) runs rsync
+  rsync
   # guest image contents / tooling
   bats busybox-static bash coreutils grep sed gawk findutils util-linux procps dash perl-base
   gzip python3 jq strace
@@ -34,6 +36,10 @@ PKGS=(
   # issue 15: CRIU 4.2 built from ../shared/criu (vm/build-criu.sh) and run in the guest
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler python3-protobuf libnl-3-dev
   libnl-route-3-dev libnet1-dev libaio-dev libgnutls28-dev uuid-dev
+  # CRIU's images import google/protobuf/descriptor.proto, which only libprotobuf-dev ships
+  libprotobuf-dev
+  # issue 21: the clean-room check (vm/clean-room.sh) builds a Debian 12 root
+  mmdebstrap
   # emulators and boot media
   qemu-system-x86 bochs bochsbios vgabios isolinux syslinux-common xorriso
 )
