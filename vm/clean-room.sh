@@ -77,7 +77,11 @@ if [[ ! -x $root/bin/bash ]]; then
   say "root built in $((SECONDS - t0)) s"
 fi
 
-# What a fresh machine has that a minbase root lacks: the kernel's file systems.
+# What a fresh machine has that a minbase root lacks: a root that is a mount
+# point (unshare -m needs one: the hidepid test makes a mount namespace) and
+# the kernel's file systems.
+mount --bind "$root" "$root"
+mounted+=("$root")
 for m in proc sys dev dev/pts; do
   mkdir -p "$root/$m"
   case $m in
