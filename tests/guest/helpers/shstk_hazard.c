@@ -791,13 +791,14 @@ __attribute__((noreturn)) static void case_iouring_core(void)
 	require_hw();
 	if (!mkdtemp(dir) || !read_file("/proc/sys/kernel/core_pattern", old_pattern, sizeof(old_pattern)))
 		skip("no temporary directory or no /proc/sys/kernel/core_pattern (CONFIG_COREDUMP?)");
-	snprintf(pattern, sizeof(pattern), "%s/core", dir);
-	if (!write_file("/proc/sys/kernel/core_pattern", pattern))
-		skip("cannot set kernel.core_pattern (not root?)");
 	if (pipe(sync_pipe) || pipe(go_pipe)) {
 		check(false, "pipe: %s", errname(errno));
 		finish();
 	}
+	/* From here on every path restores kernel.core_pattern */
+	snprintf(pattern, sizeof(pattern), "%s/core", dir);
+	if (!write_file("/proc/sys/kernel/core_pattern", pattern))
+		skip("cannot set kernel.core_pattern (not root?)");
 	kfd = kmsg_open();
 	fflush(stdout);
 	pid = fork();
