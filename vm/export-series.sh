@@ -165,7 +165,13 @@ the patches that introduced them: the regset hole that let PTRACE_GETREGSET
 with note type 0 divide by zero (new patch 31 splits the enums), userfaultfd
 on shadow stacks (patch 14), the mmap_lock deadlock in rt_sigreturn and SSP
 moved before the frame was written (patch 25), the guard gap at placement
-(patch 23), the change_huge_pmd() BUG_ON() (patch 13).
+(patch 23), the change_huge_pmd() BUG_ON() (patch 13). Fixed although
+mainline 6.12 has them too (PARITY.md, table D): the WARN in ssp_get()
+when a shadow stack process with an io_uring worker dumps core (io
+workers and kthreads drop the inherited features, patch 24), the WARN
+when a shadow stack unmap fails with -ENOMEM at vm.max_map_count (patch
+23), and the shadow stack leaked by a clone() that fails in
+copy_thread() (patch 24).
 
 Not included
 ------------

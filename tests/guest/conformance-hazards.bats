@@ -40,3 +40,20 @@ setup_file() {
 	require_shstk
 	run_helper shstk_hazard mlock
 }
+
+# Issue 22: bugs the series shared with mainline 6.12. Each shows as a WARN in the
+# kernel log; the helper watches /dev/kmsg itself, so the failure names its test.
+@test "hazard: core dump of a shadow-stack process with an io_uring worker (WARN in ssp_get)" {
+	require_shstk
+	run_helper shstk_hazard iouring-core
+}
+
+@test "hazard: a thread exit whose shadow-stack munmap fails with ENOMEM does not WARN" {
+	require_shstk
+	run_helper shstk_hazard munmap-enomem
+}
+
+@test "hazard: clone() failing in copy_thread() leaks no shadow stack" {
+	require_shstk
+	run_helper shstk_hazard clone-fail
+}

@@ -19,15 +19,29 @@
  *                                BUG_ON in change_huge_pmd())
  *   shstk_hazard mlock           mlock() of a shadow stack: ENOMEM, nothing faulted in
  *                                (forced populate faulted in whole shadow stacks)
+ *   shstk_hazard iouring-core    core dump of a shadow-stack process with an io_uring
+ *                                worker: no WARN (ssp_get() on the worker, which has no
+ *                                shadow stack), and the worker's /proc status does not
+ *                                claim shstk (issue 22, F1)
+ *   shstk_hazard munmap-enomem   a thread exits after its shadow stack was replaced by a
+ *                                larger mapping, at vm.max_map_count: the failed munmap
+ *                                (ENOMEM) must not WARN (issue 22, F2)
+ *   shstk_hazard clone-fail      clone() failing in copy_thread() (bad TLS) after the new
+ *                                thread's shadow stack was mapped: nothing leaks (F3)
  *
  * Every case but regset needs shadow-stack hardware (the Bochs tier).
  */
 #include "shstk.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <linux/io_uring.h>
+#include <sched.h>
 #include <pthread.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 
@@ -576,11 +590,479 @@ __attribute__((noreturn)) static void case_mlock(void)
 	finish();
 }
 
+/* ---------------------------------------------------------------- kernel log */
+
+/*
+ * The bugs below show as a WARN in the kernel log, not as a wrong result.
+ * kmsg_open() marks the end of the log; kmsg_check() fails on every WARNING,
+ * BUG or Oops logged after the mark. /dev/kmsg is root's: the Bochs tier runs
+ * the suites as root.
+ */
+static int kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+
+	if (!check(fd >= 0, "open /dev/kmsg to watch the kernel log (%s)", fd >= 0 ? "ok" : errname(errno)))
+		return -1;
+	lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+static void kmsg_check(int fd, const char *what)
+{
+	char rec[2048];
+	int bad = 0;
+
+	if (fd < 0)
+		return;
+	for (;;) {
+		ssize_t n = read(fd, rec, sizeof(rec) - 1);
+		char *msg;
+
+		if (n < 0 && errno == EPIPE)
+			continue;	/* overwritten records: keep reading */
+		if (n <= 0)
+			break;
+		rec[n] = 0;
+		msg = strchr(rec, ';');
+		msg = msg ? msg + 1 : rec;
+		msg[strcspn(msg, "\n")] = 0;
+		if (strstr(msg, "WARNING:") || strstr(msg, "BUG:") || strstr(msg, "Oops")) {
+			bad++;
+			check(false, "kernel log after %s: %s", what, msg);
+		}
+	}
+	close(fd);
+	check(bad == 0, "no WARNING, BUG or Oops in the kernel log after %s", what);
+}
+
+/* ---------------------------------------------------------------- iouring-core */
+
+static int sync_pipe[2], go_pipe[2];
+
+/* A read that io_uring must hand to an io-wq worker (IOSQE_ASYNC), blocking there. */
+static int start_io_worker(int rfd)
+{
+	static char buf[16];
+	struct io_uring_params p;
+	struct io_uring_sqe *sqes;
+	unsigned int *sq_tail, *sq_array, *sq_mask;
+	char *sq;
+	int ring;
+	long r;
+
+	memset(&p, 0, sizeof(p));
+	ring = syscall(__NR_io_uring_setup, 4, &p);
+	if (ring < 0)
+		return -errno;
+	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned int),
+		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQ_RING);
+	sqes = mmap(NULL, p.sq_entries * sizeof(*sqes), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || sqes == MAP_FAILED)
+		return -errno;
+	sq_tail = (unsigned int *)(sq + p.sq_off.tail);
+	sq_mask = (unsigned int *)(sq + p.sq_off.ring_mask);
+	sq_array = (unsigned int *)(sq + p.sq_off.array);
+
+	memset(&sqes[0], 0, sizeof(sqes[0]));
+	sqes[0].opcode = IORING_OP_READ;
+	sqes[0].flags = IOSQE_ASYNC;
+	sqes[0].fd = rfd;
+	sqes[0].addr = (unsigned long)buf;
+	sqes[0].len = sizeof(buf);
+	sqes[0].off = -1;
+	sq_array[*sq_tail & *sq_mask] = 0;
+	__atomic_store_n(sq_tail, *sq_tail + 1, __ATOMIC_RELEASE);
+	r = syscall(__NR_io_uring_enter, ring, 1, 0, 0, NULL, 0);
+	return r == 1 ? ring : (r < 0 ? -errno : -EIO);
+}
+
+static int count_tasks(pid_t pid)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir)))
+		n += d->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
+
+__attribute__((noreturn)) static void iouring_child(void)
+{
+	struct rlimit rl = { 64UL << 20, 64UL << 20 };
+	int rfd[2], r;
+	char c = 0;
+
+	setrlimit(RLIMIT_CORE, &rl);
+	if (pipe(rfd))
+		_exit(5);
+	if (arch_prctl_raw(ARCH_SHSTK_ENABLE, F_SHSTK))
+		_exit(6);
+	r = start_io_worker(rfd[0]);
+	if (r < 0)
+		_exit(r == -ENOSYS ? 9 : 5);
+	/* the worker is created on the first queued work; give it up to 2 s */
+	for (int i = 0; i < 200 && count_tasks(getpid()) < 2; i++)
+		usleep(10000);
+	if (count_tasks(getpid()) < 2)
+		_exit(10);
+	if (write(sync_pipe[1], &c, 1) != 1)
+		_exit(5);
+	/* the parent looks at the worker, then kills us with SIGQUIT: a core dump */
+	if (read(go_pipe[0], &c, 1) < 0)
+		_exit(5);
+	_exit(11);
+}
+
+/* The features line of every task of pid but the main thread; 1 if any claims shstk. */
+static int worker_claims_shstk(pid_t pid, int *workers)
+{
+	char path[384], comm[64], feat[128];
+	struct dirent *d;
+	DIR *dir;
+	int claims = 0;
+
+	*workers = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.' || atoi(d->d_name) == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)pid, d->d_name);
+		if (!status_field(path, "Name", comm, sizeof(comm)))
+			snprintf(comm, sizeof(comm), "?");
+		if (!status_field(path, "x86_Thread_features", feat, sizeof(feat)))
+			snprintf(feat, sizeof(feat), "(no line)");
+		info("task %s (%s): x86_Thread_features: %s", d->d_name, comm, feat);
+		(*workers)++;
+		if (strstr(feat, "shstk"))
+			claims = 1;
+	}
+	closedir(dir);
+	return claims;
+}
+
+static bool write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	close(fd);
+	return ok;
+}
+
+static bool read_file(const char *path, char *buf, size_t sz)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sz - 1);
+	close(fd);
+	if (n < 0)
+		return false;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return true;
+}
+
+__attribute__((noreturn)) static void case_iouring_core(void)
+{
+	char dir[] = "/tmp/shstk-core.XXXXXX", pattern[256], old_pattern[256], main_feat[128], path[128];
+	int kfd, st, workers, claims;
+	struct stat sb;
+	pid_t pid;
+	char c = 0;
+
+	require_hw();
+	if (!mkdtemp(dir) || !read_file("/proc/sys/kernel/core_pattern", old_pattern, sizeof(old_pattern)))
+		skip("no temporary directory or no /proc/sys/kernel/core_pattern (CONFIG_COREDUMP?)");
+	if (pipe(sync_pipe) || pipe(go_pipe)) {
+		check(false, "pipe: %s", errname(errno));
+		finish();
+	}
+	/* From here on every path restores kernel.core_pattern */
+	snprintf(pattern, sizeof(pattern), "%s/core", dir);
+	if (!write_file("/proc/sys/kernel/core_pattern", pattern))
+		skip("cannot set kernel.core_pattern (not root?)");
+	kfd = kmsg_open();
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		iouring_child();
+	close(sync_pipe[1]);
+	if (read(sync_pipe[0], &c, 1) != 1) {
+		st = wait_child(pid);
+		write_file("/proc/sys/kernel/core_pattern", old_pattern);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 9)
+			skip("kernel without io_uring (io_uring_setup: ENOSYS)");
+		check(false, "child set-up failed: %s (10: no io worker appeared)", wstr(st));
+		finish();
+	}
+	/* The main thread runs on a shadow stack; its io worker has none */
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	status_field(path, "x86_Thread_features", main_feat, sizeof(main_feat));
+	check(strstr(main_feat, "shstk") != NULL, "main thread: x86_Thread_features: %s", main_feat);
+	claims = worker_claims_shstk(pid, &workers);
+	check(workers >= 1 && claims == 0,
+	      "%d io worker(s); none claims shstk in /proc/PID/task/TID/status (it has no shadow stack)", workers);
+
+	/* The core dump writes the SSP note of every thread that has shadow stack active */
+	kill(pid, SIGQUIT);
+	st = wait_child(pid);
+	write_file("/proc/sys/kernel/core_pattern", old_pattern);
+	check(WIFSIGNALED(st) && WTERMSIG(st) == SIGQUIT && WCOREDUMP(st),
+	      "child %s%s (SIGQUIT with a core dump expected)", wstr(st), WCOREDUMP(st) ? ", core dumped" : "");
+	/* "core", or "core.PID" with kernel.core_uses_pid */
+	snprintf(path, sizeof(path), "%s/core", dir);
+	if (stat(path, &sb))
+		snprintf(path, sizeof(path), "%s/core.%d", dir, (int)pid);
+	check(stat(path, &sb) == 0 && sb.st_size > 0, "core file %s written (%ld bytes)", path,
+	      stat(path, &sb) == 0 ? (long)sb.st_size : -1L);
+	unlink(path);
+	rmdir(dir);
+	kmsg_check(kfd, "the core dump of a shadow-stack process with an io worker");
+	finish();
+}
+
+/* ---------------------------------------------------------------- munmap-enomem */
+
+static volatile int t_ready, t_go;
+static volatile unsigned long t_ssp;
+
+static inline __attribute__((always_inline)) long raw_syscall3(long nr, long a, long b, long c)
+{
+	long ret;
+	register long a1 asm("rdi") = a;
+	register long a2 asm("rsi") = b;
+	register long a3 asm("rdx") = c;
+
+	asm volatile("syscall"
+		     : "=a"(ret)
+		     : "0"(nr), "r"(a1), "r"(a2), "r"(a3)
+		     : "rcx", "r11", "memory", "cc");
+	return ret;
+}
+
+/*
+ * A thread whose shadow stack the main thread replaces: from then on it must
+ * neither call nor return (both use the shadow stack), so it waits with inline
+ * futex calls and ends with an inline exit.
+ */
+static void *enomem_thread(void *arg)
+{
+	(void)arg;
+	t_ssp = read_ssp();
+	t_ready = 1;
+	while (!t_go)
+		raw_syscall3(SYS_futex, (long)&t_go, 0 /* FUTEX_WAIT */, 0);
+	for (;;)
+		raw_syscall3(SYS_exit, 0, 0, 0);
+	return NULL;
+}
+
+static int count_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += !strstr(line, "[vsyscall]");
+	fclose(f);
+	return n;
+}
+
+/* The page at addr is unmapped, or mapped ---p (a guard page). */
+static bool page_free_or_prot_none(unsigned long addr)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512], perms[8];
+	bool ok = true;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+
+		if (sscanf(line, "%lx-%lx %7s", &s, &e, perms) == 3 && addr >= s && addr < e) {
+			ok = !strcmp(perms, "---p");
+			break;
+		}
+	}
+	fclose(f);
+	return ok;
+}
+
+__attribute__((noreturn)) static void enomem_child(void)
+{
+	unsigned long start, end;
+	char val[32];
+	pthread_t th;
+	int n, filled = 0;
+	void *p;
+
+	ENABLE_SHSTK_OR_SKIP();
+	if (pthread_create(&th, NULL, enomem_thread, NULL)) {
+		check(false, "pthread_create: %s", errname(errno));
+		finish();
+	}
+	while (!t_ready)
+		usleep(1000);
+	if (!check(addr_in_ss_vma(t_ssp - 8, &start, &end) == 1, "the thread's SSP %#lx is in an ss VMA", t_ssp))
+		finish();
+	info("thread shadow stack %#lx-%#lx", start, end);
+	/*
+	 * munmap() only needs a new VMA, and so only fails at the limit, when
+	 * the range is strictly inside a VMA: the replacement must reach past
+	 * both ends. Below is the shadow stack's guard gap (free); above is
+	 * the guard page of the thread's stack that glibc mapped just before
+	 * (PROT_NONE), or nothing.
+	 */
+	p = mmap((void *)(start - PAGE), PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (!check(p == (void *)(start - PAGE), "the page below the thread's shadow stack is free"))
+		finish();
+	if (!check(page_free_or_prot_none(end), "the page above it (%#lx) is free or PROT_NONE", end))
+		finish();
+	/* One normal mapping, a page larger at each end, over the shadow stack */
+	p = mmap((void *)(start - PAGE), end - start + 2 * PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (!check(p == (void *)(start - PAGE), "shadow stack replaced by one larger normal mapping"))
+		finish();
+	/* Unmapping the old range now splits a VMA: let no split fit under the limit */
+	n = count_maps();
+	snprintf(val, sizeof(val), "%d", n + 8);
+	if (!check(write_file("/proc/sys/vm/max_map_count", val), "vm.max_map_count = %s", val))
+		finish();
+	for (int i = 0; i < 64; i++) {
+		p = mmap(NULL, PAGE, i & 1 ? PROT_READ : PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			break;
+		filled++;
+	}
+	check(p == MAP_FAILED && errno == ENOMEM, "%d more mappings, then mmap: ENOMEM (at vm.max_map_count)", filled);
+	/* The thread exits: the kernel unmaps its shadow stack range, and can not */
+	t_go = 1;
+	raw_syscall3(SYS_futex, (long)&t_go, 1 /* FUTEX_WAKE */, 1);
+	pthread_join(th, NULL);
+	check(true, "the thread exited");
+	info("its old shadow-stack range is %s", addr_in_ss_vma(start, NULL, NULL) == 0 ? "still mapped (normal memory)" :
+	     addr_in_ss_vma(start, NULL, NULL) < 0 ? "unmapped" : "a shadow stack again?");
+	finish();
+}
+
+__attribute__((noreturn)) static void case_munmap_enomem(void)
+{
+	char old[32];
+	int kfd, st;
+	pid_t pid;
+
+	require_hw();
+	if (!read_file("/proc/sys/vm/max_map_count", old, sizeof(old)))
+		skip("no /proc/sys/vm/max_map_count");
+	kfd = kmsg_open();
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		enomem_child();
+	st = wait_child(pid);
+	write_file("/proc/sys/vm/max_map_count", old);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+		skip("see above");
+	check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %s", wstr(st));
+	kmsg_check(kfd, "a thread exit whose shadow-stack munmap failed with ENOMEM");
+	finish();
+}
+
+/* ---------------------------------------------------------------- clone-fail */
+
+/* Shadow-stack VMAs of this process: how many and how many bytes. */
+static int ss_usage(unsigned long *bytes)
+{
+	struct vma_info v[1024];
+	int n = read_vmas(0, v, 1024), c = 0;
+
+	*bytes = 0;
+	for (int i = 0; i < n; i++)
+		if (v[i].ss) {
+			c++;
+			*bytes += v[i].end - v[i].start;
+		}
+	return n < 0 ? -1 : c;
+}
+
+/* clone() as one inline `syscall`; a child that should not exist exits at once. */
+static inline __attribute__((always_inline)) long raw_clone(unsigned long flags, void *stack, unsigned long tls)
+{
+	long ret;
+	register long a1 asm("rdi") = flags;
+	register long a2 asm("rsi") = (long)stack;
+	register long a3 asm("rdx") = 0;
+	register long a4 asm("r10") = 0;
+	register long a5 asm("r8") = tls;
+
+	asm volatile("syscall\n\t"
+		     "test %%rax, %%rax\n\t"
+		     "jnz 1f\n\t"
+		     "mov %[exit], %%eax\n\t"
+		     "xor %%edi, %%edi\n\t"
+		     "syscall\n\t"
+		     "1:"
+		     : "=a"(ret)
+		     : "0"((long)SYS_clone), "r"(a1), "r"(a2), "r"(a3), "r"(a4), "r"(a5), [exit] "i"(SYS_exit)
+		     : "rcx", "r11", "memory", "cc");
+	return ret;
+}
+
+__attribute__((noreturn)) static void case_clone_fail(void)
+{
+	const unsigned long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+				    CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS;
+	unsigned long before_b, after_b;
+	int before, after, eperm = 0;
+	static char stack[16384] __attribute__((aligned(16)));
+
+	require_hw();
+	ENABLE_SHSTK_OR_SKIP();
+	before = ss_usage(&before_b);
+	/* A non-canonical TLS: copy_thread() fails in set_new_tls(), after the shadow stack */
+	for (int i = 0; i < 3; i++) {
+		long r = raw_clone(flags, stack + sizeof(stack), 1UL << 63);
+
+		eperm += r == -EPERM;
+		if (r >= 0)
+			check(false, "clone with a non-canonical TLS made thread %ld", r);
+	}
+	check(eperm == 3, "3 clone(CLONE_VM|CLONE_THREAD|CLONE_SETTLS) with a non-canonical TLS -> EPERM (%d did)", eperm);
+	after = ss_usage(&after_b);
+	check(after == before && after_b == before_b,
+	      "shadow-stack VMAs before %d (%lu kB), after the failed clones %d (%lu kB): nothing leaked",
+	      before, before_b >> 10, after, after_b >> 10);
+	finish();
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: shstk_hazard regset|sigframe-fail|sigreturn-lock [N]|placement|thp-mprotect|mlock\n");
+		fprintf(stderr, "usage: shstk_hazard regset|sigframe-fail|sigreturn-lock [N]|placement|thp-mprotect|mlock|\n"
+			"       iouring-core|munmap-enomem|clone-fail\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "regset"))
@@ -595,6 +1077,12 @@ int main(int argc, char **argv)
 		case_thp_mprotect();
 	if (!strcmp(argv[1], "mlock"))
 		case_mlock();
+	if (!strcmp(argv[1], "iouring-core"))
+		case_iouring_core();
+	if (!strcmp(argv[1], "munmap-enomem"))
+		case_munmap_enomem();
+	if (!strcmp(argv[1], "clone-fail"))
+		case_clone_fail();
 	fprintf(stderr, "shstk_hazard: unknown case '%s'\n", argv[1]);
 	return 2;
 }
