@@ -107,7 +107,58 @@ teardown() {
 	# the package neither starts the timer nor enables it on a first
 	# install (only keeps it enabled across upgrades when the admin did)
 	dpkg-deb -e "$DEB" "$W/control"
-	! grep -qs 'deb-systemd-invoke' "$W/control/postinst"
+	! grep -qs "deb-systemd-invoke start" "$W/control/postinst"
 	[ "$(grep -c 'deb-systemd-helper enable' "$W/control/postinst")" -eq \
 	  "$(grep -B2 'deb-systemd-helper enable' "$W/control/postinst" | grep -c 'was-enabled')" ]
+}
+
+# Run maintainer script $1 of the built package with $2... as its arguments,
+# as on a host where systemd runs: /run/systemd/system is a scratch
+# directory and deb-systemd-invoke, deb-systemd-helper and systemctl are
+# stubs that log their arguments to $TMP/calls.
+run_maintscript() {
+	local script=$1
+	shift
+	TMP=${TMP:-$(mktemp -d "$BATS_FILE_TMPDIR/ms.XXXXXX")}
+	mkdir -p "$TMP/bin" "$TMP/run-systemd-system" "$TMP/ctl"
+	[ -d "$TMP/ctl/DEBIAN" ] || dpkg-deb -e "$DEB" "$TMP/ctl/DEBIAN"
+	for s in deb-systemd-invoke deb-systemd-helper systemctl; do
+		printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\n' "$s" "$TMP" >"$TMP/bin/$s"
+		chmod +x "$TMP/bin/$s"
+	done
+	[ -f "$TMP/ctl/DEBIAN/$script" ] || return 0
+	sed "s|/run/systemd/system|$TMP/run-systemd-system|g" "$TMP/ctl/DEBIAN/$script" >"$TMP/$script"
+	PATH=$TMP/bin:$PATH sh -e "$TMP/$script" "$@"
+}
+
+@test "debian: an upgrade keeps a running timer running (not stopped, try-restarted)" {
+	# what dpkg runs on an upgrade from 0.1: old prerm (ours, for the
+	# test), new preinst, old postrm, new postinst
+	run_maintscript prerm upgrade 99
+	run_maintscript preinst upgrade 0.1
+	run_maintscript postrm upgrade 99
+	run_maintscript postinst configure 0.1
+	cat "$TMP/calls"
+	[ "$(grep -c 'deb-systemd-invoke stop' "$TMP/calls")" -eq 0 ]
+	grep -qx "deb-systemd-invoke try-restart 'cetctl-audit.service' 'cetctl-audit.timer'" "$TMP/calls" ||
+	grep -qx "deb-systemd-invoke try-restart cetctl-audit.service cetctl-audit.timer" "$TMP/calls"
+	# a first install starts nothing: the admin enables the timer
+	rm "$TMP/calls"
+	run_maintscript postinst configure
+	[ ! -f "$TMP/calls" ] || [ "$(grep -c 'deb-systemd-invoke' "$TMP/calls")" -eq 0 ]
+	# removing the package stops both units (their files go away)
+	run_maintscript prerm remove
+	grep -q 'deb-systemd-invoke stop.*cetctl-audit.timer' "$TMP/calls"
+}
+
+@test "debian: purge removes the metrics file node_exporter would keep serving" {
+	local d=$BATS_TEST_TMPDIR/root/var/lib/prometheus/node-exporter
+	mkdir -p "$d"
+	touch "$d/cetctl-audit.prom" "$d/.cetctl-audit.prom.1234.tmp" "$d/other.prom"
+	DPKG_ROOT=$BATS_TEST_TMPDIR/root run_maintscript postrm remove
+	[ -f "$d/cetctl-audit.prom" ]
+	DPKG_ROOT=$BATS_TEST_TMPDIR/root run_maintscript postrm purge
+	[ ! -e "$d/cetctl-audit.prom" ]
+	[ ! -e "$d/.cetctl-audit.prom.1234.tmp" ]
+	[ -f "$d/other.prom" ]
 }
