@@ -224,6 +224,9 @@ static int parse_label(const char *arg, char **labels)
 		warnx("audit: --label: invalid label name '%s' ([a-zA-Z_][a-zA-Z0-9_]*, not __*)", name);
 	else if (rc == -EEXIST)
 		warnx("audit: --label: '%s' given twice", name);
+	else if (rc == -EILSEQ)
+		warnx("audit: --label %s: the value is not valid UTF-8 (the textfile collector "
+		      "would drop the whole metrics file)", name);
 	else if (rc)
 		err(CETCTL_EXIT_FAILURE, "out of memory");
 	return rc ? -1 : 0;
@@ -484,6 +487,36 @@ static void prom_print(FILE *f, const struct prom_metrics *m)
 }
 
 /*
+ * Before the scan: refuse a --prometheus target the textfile collector would
+ * never read, so a typo or a missing node_exporter directory is an error
+ * instead of a stray file and exit 0. "-", an existing directory and a
+ * *.prom file pass; write_prometheus() reports the rest (a missing parent).
+ */
+static int check_prometheus_target(const char *target)
+{
+	size_t len = strlen(target);
+	struct stat st;
+	int e;
+
+	if (strcmp(target, "-") == 0)
+		return 0;
+	e = stat(target, &st) == 0 ? 0 : errno;
+	if (!e && S_ISDIR(st.st_mode))
+		return 0;
+	if (len && target[len - 1] == '/') {
+		warnx("audit: --prometheus %s: %s", target, strerror(e ? e : ENOTDIR));
+		return -1;
+	}
+	if (len < 6 || strcmp(target + len - 5, ".prom") != 0 || target[len - 6] == '/') {
+		warnx("audit: --prometheus %s: not a directory, and node_exporter's textfile "
+		      "collector reads only files named *.prom: give its directory or a "
+		      "NAME.prom file", target);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Write the metrics to @target: "-" is standard output; a directory gets
  * PROM_DEFAULT_NAME in it; anything else is the file. A file is written
  * as node_exporter's textfile collector asks: into a temporary file in the
@@ -664,6 +697,8 @@ int cmd_audit(int argc, char **argv)
 			return cetctl_usage_error("audit");
 		}
 	}
+	if (prom && check_prometheus_target(prom) < 0)
+		return CETCTL_EXIT_FAILURE;
 	if (prom_labels && !prom) {
 		warnx("audit: --label needs --prometheus");
 		return cetctl_usage_error("audit");

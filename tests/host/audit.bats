@@ -234,6 +234,46 @@ $(role cet-emulated offlocked) " ]
 	[[ "$output" == *"--prometheus"* ]]
 }
 
+@test "audit: --label values that are not UTF-8 are refused (node_exporter would drop the file)" {
+	local prom=$BATS_TEST_TMPDIR/cet.prom bad
+	for bad in $'\xff' $'a\xc3' $'\xc0\xaf' $'\xed\xa0\x80' $'\xf4\x90\x80\x80' $'ok\xe2\x82'; do
+		run --separate-stderr "$CETCTL" --proc-root "$FIX/cet-emulated" audit -o PID -n \
+			--label "v=$bad" --prometheus "$prom"
+		[ "$status" -eq 1 ] || { echo "accepted: $(printf %q "$bad")"; false; }
+		[[ $stderr == "cetctl: audit: --label v: the value is not valid UTF-8"* ]] || { echo "$stderr"; false; }
+		[ ! -e "$prom" ]
+	done
+	# valid UTF-8, up to 4-byte sequences, is kept as it is
+	run --separate-stderr "$CETCTL" --proc-root "$FIX/cet-emulated" audit -o PID -n \
+		--label $'v=h\xc3\xa9\xe2\x82\xac\xf0\x9f\x90\xa7' --prometheus "$prom"
+	[ "$status" -eq 0 ]
+	grep -qF $'cetctl_audit_processes_checked{v="h\xc3\xa9\xe2\x82\xac\xf0\x9f\x90\xa7"} 7' "$prom"
+}
+
+@test "audit: --prometheus refuses a file node_exporter would never read (not *.prom), says why" {
+	mkdir "$BATS_TEST_TMPDIR/cwd" && cd "$BATS_TEST_TMPDIR/cwd"
+	for p in metrics nodir/metrics metrics.txt; do
+		run --separate-stderr "$CETCTL" --proc-root "$FIX/cet-emulated" audit -o PID -n --prometheus "$p"
+		[ "$status" -eq 1 ] || { echo "$p: exit $status"; false; }
+		[[ $stderr == *"cetctl: audit: --prometheus $p: "*".prom"* ]] || { echo "$stderr"; false; }
+		# refused before the scan: no table, no file
+		[ -z "$output" ]
+		[ -z "$(ls -A)" ]
+	done
+	# an existing directory still gets DIR/cetctl-audit.prom, a *.prom file is written
+	mkdir d
+	run "$CETCTL" --proc-root "$FIX/cet-emulated" audit -o PID -n --prometheus d
+	[ "$status" -eq 0 ]
+	[ -f d/cetctl-audit.prom ]
+	run "$CETCTL" --proc-root "$FIX/cet-emulated" audit -o PID -n --prometheus x.prom
+	[ "$status" -eq 0 ]
+	[ -f x.prom ]
+	# a directory that does not exist is named as such
+	run --separate-stderr "$CETCTL" --proc-root "$FIX/cet-emulated" audit -o PID -n --prometheus nodir/
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"nodir/"*"No such file or directory"* ]] || { echo "$stderr"; false; }
+}
+
 @test "audit: metrics show a check that checked nothing (count 0) and whether shadow stacks are supported" {
 	run --separate-stderr cet cet-emulated audit --comm no-such-command --prometheus -
 	grep -qx 'cetctl_audit_processes_checked 0' <<<"$output"
