@@ -93,6 +93,18 @@ struct audit_counts {
 	unsigned long checked;
 	unsigned long pids_unchecked;
 	enum cet_tri kernel_support;
+	/*
+	 * What a user without ptrace access to other users' processes meets:
+	 * processes read only in part (status yes, but the executable, smaps
+	 * or a thread refused: their MARKING, EXE, SS-* unknown), processes
+	 * not read at all (counted in unreadable), processes whose threads
+	 * could not all be judged against --require, and /proc's hidepid=
+	 * when it hides other users' processes from this user ("" when not).
+	 */
+	unsigned long partial, unjudged;
+	int partial_errno, unreadable_errno;
+	const char *partial_what;
+	char hidepid[16];
 };
 
 static void usage(void)
@@ -126,7 +138,8 @@ static void usage(void)
 	       "usage error. With --require it fails closed: 2 when the kernel has no\n"
 	       "shadow-stack support, 3 when nothing was checked or a selected process could\n"
 	       "not be (an empty selection, a filter matching nothing, a --pid that is missing,\n"
-	       "a kernel thread or a zombie, an unreadable process).\n");
+	       "a kernel thread or a zombie, an unreadable process, /proc's hidepid= hiding\n"
+	       "other users' processes). What could not be read is said on standard error.\n");
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -377,6 +390,76 @@ static void count(struct audit_counts *c, const struct proc_cet *pc)
 		c->wrss++;
 }
 
+static bool denied(int e)
+{
+	return e == EACCES || e == EPERM;
+}
+
+/* Count a process read only in part; remember the first reason. */
+static void count_partial(struct audit_counts *c, const struct proc_cet *pc)
+{
+	const char *what = NULL;
+	int e = 0;
+
+	if (denied(pc->exe_errno)) {
+		what = "its executable";
+		e = pc->exe_errno;
+	} else if (denied(pc->vmas_errno)) {
+		what = "its smaps";
+		e = pc->vmas_errno;
+	} else if (denied(pc->threads_errno)) {
+		what = "its threads";
+		e = pc->threads_errno;
+	}
+	if (!what)
+		return;
+	if (!c->partial++) {
+		c->partial_errno = e;
+		c->partial_what = what;
+	}
+}
+
+/* Whether this user is exempt from hidepid= through its gid= group. */
+static bool in_group(long gid)
+{
+	gid_t groups[256];
+	int n, i;
+
+	if (gid < 0)
+		return false;
+	if (getegid() == (gid_t)gid)
+		return true;
+	n = getgroups(256, groups);
+	for (i = 0; i < n; i++)
+		if (groups[i] == (gid_t)gid)
+			return true;
+	return false;
+}
+
+/*
+ * Say on stderr what the audit could not see or read, so a partial audit
+ * (a user without ptrace access to other users' processes, /proc with
+ * hidepid=) is never mistaken for a full one.
+ */
+static void report_gaps(const struct audit_counts *c, const char *root)
+{
+	const char *hint = geteuid() ? "; run it as root for a full audit" : "";
+
+	if (c->hidepid[0])
+		warnx("audit: %s is mounted with hidepid=%s: other users' processes are hidden "
+		      "from this user (or unreadable) and not counted%s", root ? root : "/proc",
+		      c->hidepid, hint);
+	if (c->unreadable)
+		warnx("audit: %lu process%s could not be read: %s%s", c->unreadable,
+		      c->unreadable == 1 ? "" : "es", strerror(c->unreadable_errno),
+		      denied(c->unreadable_errno) ? hint : "");
+	if (c->partial)
+		warnx("audit: %lu of %lu process%s could be read only in part (%s, the first of "
+		      "them: %s): their MARKING, EXE or SS-* columns are unknown%s", c->partial,
+		      c->scanned, c->scanned == 1 ? "" : "es", c->partial_what,
+		      strerror(c->partial_errno), hint);
+}
+
 static bool offends(const struct proc_cet *pc, unsigned int req, bool req_locked)
 {
 	size_t i;
@@ -467,6 +550,9 @@ static void prom_print(FILE *f, const struct prom_metrics *m)
 	prom_count(f, m, "cetctl_audit_skipped_processes", "reason", "zombie", c->zombies);
 	prom_count(f, m, "cetctl_audit_skipped_processes", "reason", "vanished", c->vanished);
 	prom_count(f, m, "cetctl_audit_skipped_processes", "reason", "unreadable", c->unreadable);
+	prom_family(f, "cetctl_audit_partial_processes",
+		    "User processes checked whose executable, smaps or threads could not be read (permission): their marking or shadow-stack mappings unknown.");
+	prom_count(f, m, "cetctl_audit_partial_processes", NULL, NULL, c->partial);
 	if (m->require) {
 		char *req = prom_label_value_escape(m->require);
 
@@ -602,11 +688,14 @@ static char *summary_json(const struct audit_counts *c, const char *require)
 		     "\"states\": {\"enabled_locked\": %lu, \"enabled_unlocked\": %lu, "
 		     "\"mixed\": %lu, \"disabled\": %lu, \"wrss\": %lu}, "
 		     "\"skipped\": {\"kernel_thread\": %lu, \"zombie\": %lu, "
-		     "\"vanished\": %lu, \"unreadable\": %lu, \"pids_unchecked\": %lu}}",
+		     "\"vanished\": %lu, \"unreadable\": %lu, \"pids_unchecked\": %lu}, "
+		     "\"partial\": %lu, \"hidepid\": %s%s%s}",
 		     c->scanned, c->checked, off,
 		     require ? "\"" : "", require ? require : "null", require ? "\"" : "",
 		     ks, c->enabled_locked, c->enabled_unlocked, c->mixed, c->disabled, c->wrss,
-		     c->kthreads, c->zombies, c->vanished, c->unreadable, c->pids_unchecked);
+		     c->kthreads, c->zombies, c->vanished, c->unreadable, c->pids_unchecked,
+		     c->partial, c->hidepid[0] ? "\"" : "", c->hidepid[0] ? c->hidepid : "null",
+		     c->hidepid[0] ? "\"" : "");
 	if (n < 0)
 		err(CETCTL_EXIT_FAILURE, "out of memory");
 	return s;
@@ -717,6 +806,14 @@ int cmd_audit(int argc, char **argv)
 		warnx("audit: cannot list %s: %s", root ? root : "/proc", strerror(-n));
 		return CETCTL_EXIT_FAILURE;
 	}
+	{
+		long gid;
+
+		/* root (CAP_SYS_PTRACE) and the gid= group see every process */
+		if (cet_proc_hidepid(root, counts.hidepid, sizeof(counts.hidepid), &gid) != 1 ||
+		    geteuid() == 0 || in_group(gid))
+			counts.hidepid[0] = '\0';
+	}
 	ss_is_x86 = cet_ss_is_x86_shstk(root, machine, sizeof(machine));
 	{
 		struct cet_sysinfo si;
@@ -762,7 +859,8 @@ int cmd_audit(int argc, char **argv)
 			continue;
 		}
 		if (rc) {
-			counts.unreadable++;
+			if (!counts.unreadable++)
+				counts.unreadable_errno = -rc;
 			cetctl_table_error(t, NULL, pids[k], -rc, "cannot read its status: %s",
 					   strerror(-rc));
 			continue;
@@ -791,6 +889,7 @@ int cmd_audit(int argc, char **argv)
 			continue;
 		}
 		count(&counts, &pc);
+		count_partial(&counts, &pc);
 		if (pc.st.features.present && counts.kernel_support == CET_UNKNOWN)
 			counts.kernel_support = CET_YES;
 		if (require) {
@@ -798,6 +897,10 @@ int cmd_audit(int argc, char **argv)
 			if (offends(&pc, req_bits, req_locked)) {
 				counts.offenders++;
 				add_row(t, &pc, oa.topts.json);
+			} else if (pc.threads_errno && pc.threads_errno != ENOENT &&
+				   pc.threads_errno != ESRCH) {
+				/* its leader meets it, some thread was not read */
+				counts.unjudged++;
 			}
 		} else {
 			add_row(t, &pc, oa.topts.json);
@@ -822,6 +925,7 @@ int cmd_audit(int argc, char **argv)
 		if (!oa.topts.json)
 			cetctl_proc_root_note("audit");
 	}
+	report_gaps(&counts, root);
 	cetctl_table_free(t);
 	cet_marking_cache_free(cache);
 	free(pids);
@@ -866,10 +970,16 @@ int cmd_audit(int argc, char **argv)
 		      "selection)", require);
 		return AUDIT_EXIT_UNCHECKED;
 	}
-	if (counts.pids_unchecked || counts.unreadable) {
+	if (counts.pids_unchecked || counts.unreadable || counts.unjudged) {
+		unsigned long n = counts.pids_unchecked + counts.unreadable + counts.unjudged;
+
 		warnx("audit: --require %s: %lu selected process%s could not be checked",
-		      require, counts.pids_unchecked + counts.unreadable,
-		      counts.pids_unchecked + counts.unreadable == 1 ? "" : "es");
+		      require, n, n == 1 ? "" : "es");
+		return AUDIT_EXIT_UNCHECKED;
+	}
+	if (counts.hidepid[0]) {
+		warnx("audit: --require %s: other users' processes could not be checked "
+		      "(hidepid=%s)", require, counts.hidepid);
 		return AUDIT_EXIT_UNCHECKED;
 	}
 	return CETCTL_EXIT_OK;

@@ -20,6 +20,26 @@ jqs() {	# jqs TEXT [jq args] FILTER: jq -e on TEXT, which must hold JSON
 	printf '%s\n' "$in" | jq -e "$@"
 }
 
+# Processes whose executable this user cannot read before a live test
+# (in some sandboxes even root cannot read PID 1's exe link).
+denied_exe_count() {
+	local d
+	for d in /proc/[0-9]*; do
+		readlink -v "$d/exe" 2>&1 >/dev/null | grep -q 'Permission denied' && echo x
+	done | wc -l
+}
+
+# Drop audit's "N of M processes could be read only in part" line from
+# stderr file $1 when N is at most $2 (the processes unreadable before the
+# test started): any other line, or more such processes, stays.
+drop_known_partial() {
+	local n
+	n=$(sed -nE 's/^cetctl: audit: ([0-9]+) of [0-9]+ process(es)? could be read only in part.*/\1/p' "$1")
+	if [ -n "$n" ] && [ "$n" -le "$2" ]; then
+		sed -i -E '/^cetctl: audit: [0-9]+ of [0-9]+ process(es)? could be read only in part/d' "$1"
+	fi
+}
+
 role() {
 	awk -v r="$2" '$1 == r { print $2 }' "$FIX/$1/roles"
 }
@@ -325,7 +345,7 @@ $(role cet-emulated offlocked) " ]
 }
 
 @test "audit (live): JSON is valid and contains this shell" {
-	run "$CETCTL" audit -J
+	run --separate-stderr "$CETCTL" audit -J
 	[ "$status" -eq 0 ]
 	jqs "$output" --argjson p "$$" 'any(.processes[]; .pid == $p)'
 	# no kernel threads among the rows
@@ -349,6 +369,7 @@ $(role cet-emulated offlocked) " ]
 	# some of the long sleepers die during the scan too
 	( sleep 0.05; kill "${pids[@]:0:100}" 2>/dev/null ) & killer=$!
 
+	denied=$(denied_exe_count)
 	start=$(date +%s.%N)
 	rc=0
 	"$CETCTL" audit -J > "$BATS_TEST_TMPDIR/audit.json" 2> "$BATS_TEST_TMPDIR/audit.err" || rc=$?
@@ -369,6 +390,7 @@ $(role cet-emulated offlocked) " ]
 	rows=$(jq '[.processes[] | select(.comm == "sleep")] | length' "$BATS_TEST_TMPDIR/audit.json")
 	echo "sleep rows: $rows" >&3
 	[ "$rows" -ge 900 ]
+	drop_known_partial "$BATS_TEST_TMPDIR/audit.err" "$denied"
 	[ ! -s "$BATS_TEST_TMPDIR/audit.err" ] || { cat "$BATS_TEST_TMPDIR/audit.err"; false; }
 	[ -s "$BATS_TEST_TMPDIR/req.json" ]
 	jq -e . "$BATS_TEST_TMPDIR/req.json" >/dev/null
