@@ -318,3 +318,17 @@ fish_complete() {
 		grep -q "output columns\]:columns:_cetctl_columns $c'" "$REPO/completions/_cetctl"
 	done
 }
+
+@test "options: getopt's own messages carry the cetctl: CMD: prefix" {
+	local cmd
+	run --separate-stderr "$CETCTL" --no-such-option-xyz
+	[[ $stderr == "cetctl: unrecognized option '--no-such-option-xyz'"* ]] || { echo "$stderr"; false; }
+	for cmd in elf status audit info run map; do
+		run --separate-stderr "$CETCTL" "$cmd" --no-such-option-xyz
+		[[ $stderr == "cetctl: $cmd: unrecognized option '--no-such-option-xyz'"* ]] || { echo "$stderr"; false; }
+	done
+	run --separate-stderr "$CETCTL" audit --user
+	[[ $stderr == "cetctl: audit: option '--user' requires an argument"* ]] || { echo "$stderr"; false; }
+	run --separate-stderr "$CETCTL" elf -Q /bin/true
+	[[ $stderr == "cetctl: elf: invalid option -- 'Q'"* ]] || { echo "$stderr"; false; }
+}
