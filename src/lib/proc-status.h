@@ -26,7 +26,7 @@ struct cet_feature_line {
 };
 
 struct proc_status {
-	char name[64];		/* Name: (comm, unescaped as the kernel prints it) */
+	char name[64];		/* Name: the comm, the kernel's escapes undone */
 	char state;		/* first letter of State: ('R', 'S', 'Z', ...) */
 	pid_t tgid;
 	pid_t pid;

@@ -325,6 +325,36 @@ proc_budget() {
 	[[ $stderr != *hidepid* ]]
 }
 
+@test "hostile proc: a command name with a backslash or newline is shown and matched as the real name" {
+	# the kernel prints them in status as "a\\b" and "a\nb"
+	cp /usr/bin/sleep "$TMP/a\\b"
+	cp /usr/bin/sleep "$TMP/n"$'\n'"l"
+	"$TMP/a\\b" 30 & bg+=($!)
+	local bs=$!
+	"$TMP/n"$'\n'"l" 30 & bg+=($!)
+	local nl=$!
+	sleep 0.2
+	[ "$(cat /proc/$bs/comm)" = 'a\b' ]
+	run --separate-stderr "$CETCTL" status -J -o PID,COMM "$bs" "$nl"
+	sane 0
+	[ "$(jq -r '.processes[0].comm' <<<"$output")" = 'a\b' ]
+	[ "$(jq -r '.processes[0].tasks[0].comm' <<<"$output")" = 'a\b' ]
+	[ "$(jq -r '.processes[1].comm' <<<"$output")" = "n"$'\n'"l" ]
+	run --separate-stderr "$CETCTL" audit -J -o PID,COMM --comm 'a\b'
+	sane 0
+	[ "$(jq '[.processes[].pid] == ['"$bs"']' <<<"$output")" = true ]
+	run --separate-stderr "$CETCTL" audit -J -o PID,COMM --comm "n"$'\n'"l"
+	[ "$(jq '[.processes[].pid] == ['"$nl"']' <<<"$output")" = true ]
+	# the kernel's escaped form is not the name
+	run --separate-stderr "$CETCTL" audit -J -o PID --comm 'a\\b'
+	[ "$(jq '.processes | length' <<<"$output")" -eq 0 ]
+	# tables: the real name, a newline as \x0a (libsmartcols), raw: \x5c
+	run --separate-stderr "$CETCTL" audit -n -o COMM --pid "$bs,$nl"
+	[ "$output" = 'a\b'$'\n''n\x0al' ] || { echo "$output"; false; }
+	run --separate-stderr "$CETCTL" status -n --raw -o COMM "$bs"
+	[ "$output" = 'a\x5cb' ] || { echo "$output"; false; }
+}
+
 @test "hostile proc: /proc mounted with hidepid=2: nobody sees only its own processes" {
 	require_nobody
 	command -v unshare >/dev/null || skip "unshare (util-linux) not installed"
