@@ -31,7 +31,7 @@ enum {
 	COL_PID, COL_PPID, COL_USER, COL_COMM, COL_EXE, COL_THREADS,
 	COL_FEATURES, COL_LOCKED, COL_SHSTK, COL_WRSS, COL_SHSTK_LOCKED,
 	COL_WRSS_LOCKED, COL_DIFFER, COL_SS_VMAS, COL_SS_SIZE, COL_MARKING,
-	COL_VERDICT,
+	COL_VERDICT, COL_UNIT,
 };
 
 static const struct cetctl_column audit_columns[] = {
@@ -52,6 +52,7 @@ static const struct cetctl_column audit_columns[] = {
 	[COL_SS_SIZE]  = { "SS-SIZE", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "their total size in KiB" },
 	[COL_MARKING]  = { "MARKING", 9, 0, SCOLS_JSON_ARRAY_STRING, "CET marking of the executable (? unknown)" },
 	[COL_VERDICT]  = { "VERDICT", 40, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "what the combination means" },
+	[COL_UNIT]     = { "UNIT", 16, 0, SCOLS_JSON_STRING, "systemd unit of the process, from its cgroup (empty: none)" },
 };
 #define NCOLS (sizeof(audit_columns) / sizeof(audit_columns[0]))
 
@@ -329,7 +330,8 @@ static void set_bool(struct cetctl_table *t, struct libscols_line *ln, int col,
 		cetctl_table_set(t, ln, col, (fl->bits & bit) ? "yes" : "no");
 }
 
-static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json)
+static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json,
+		    const char *root)
 {
 	struct libscols_line *ln = cetctl_table_new_line(t, NULL);
 	char buf[512];
@@ -369,6 +371,10 @@ static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json
 	cetctl_table_set_list(t, ln, COL_MARKING, json && pc->exe_marking < 0 ? NULL :
 			      cet_marking_str(pc->exe_marking, buf, sizeof(buf)), ",", "none");
 	cetctl_table_set(t, ln, COL_VERDICT, proc_cet_verdict(pc, buf, sizeof(buf)));
+	/* Only when shown: one more file per process. */
+	if (cetctl_table_has(t, COL_UNIT))
+		cetctl_table_set(t, ln, COL_UNIT, proc_unit_read(root, pc->pid, buf, sizeof(buf)) == 0 &&
+				 buf[0] ? buf : NULL);
 }
 
 static void count(struct audit_counts *c, const struct proc_cet *pc)
@@ -896,14 +902,14 @@ int cmd_audit(int argc, char **argv)
 			counts.checked++;
 			if (offends(&pc, req_bits, req_locked)) {
 				counts.offenders++;
-				add_row(t, &pc, oa.topts.json);
+				add_row(t, &pc, oa.topts.json, root);
 			} else if (pc.threads_errno && pc.threads_errno != ENOENT &&
 				   pc.threads_errno != ESRCH) {
 				/* its leader meets it, some thread was not read */
 				counts.unjudged++;
 			}
 		} else {
-			add_row(t, &pc, oa.topts.json);
+			add_row(t, &pc, oa.topts.json, root);
 		}
 		proc_cet_free(&pc);
 	}

@@ -479,3 +479,53 @@ int proc_user_parse(const char *s, uid_t *uid)
 	}
 	return -ENOENT;
 }
+
+/* The unit named by cgroup path @path (modified), or NULL. */
+static const char *unit_of_path(char *path)
+{
+	static const char *const kinds[] = { ".service", ".scope", ".socket", ".mount", ".swap" };
+	const char *unit = NULL, *slice = NULL;
+	char *comp, *save = NULL;
+
+	for (comp = strtok_r(path, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		size_t len = strlen(comp), i;
+
+		for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+			size_t k = strlen(kinds[i]);
+
+			if (len > k && strcmp(comp + len - k, kinds[i]) == 0)
+				unit = comp;
+		}
+		if (len > 6 && strcmp(comp + len - 6, ".slice") == 0)
+			slice = comp;
+	}
+	return unit ? unit : slice;
+}
+
+int proc_unit_read(const char *root, pid_t pid, char *buf, size_t size)
+{
+	char path[PATH_MAX], *text, *line, *save = NULL, *v1 = NULL, *v2 = NULL;
+	const char *unit = NULL;
+	long n;
+
+	buf[0] = '\0';
+	if (cet_proc_path(path, sizeof(path), root, "%d/cgroup", (int)pid))
+		return -ENAMETOOLONG;
+	n = cet_read_file(path, 1 << 16, &text);
+	if (n < 0)
+		return (int)n;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "0::", 3) == 0)
+			v2 = line + 3;
+		else if (strstr(line, ":name=systemd:"))
+			v1 = strstr(line, ":name=systemd:") + 14;
+	}
+	if (v2)
+		unit = unit_of_path(v2);
+	if (!unit && v1)
+		unit = unit_of_path(v1);
+	if (unit)
+		snprintf(buf, size, "%s", unit);
+	free(text);
+	return 0;
+}

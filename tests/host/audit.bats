@@ -473,3 +473,29 @@ $(role cet-emulated offlocked) " ]
 	[[ "$output" == *"longer than 15 characters"* ]]
 	echo "$output" | grep -qx " *$p"
 }
+
+@test "audit: UNIT names the systemd unit from the cgroup, so services without shadow stacks can be listed" {
+	local root=$BATS_TEST_TMPDIR/proc
+	cp -a "$FIX/cet-emulated" "$root"
+	printf '0::/system.slice/ssh.service\n' >"$root/3114/cgroup"
+	printf '0::/user.slice/user-0.slice/session-3.scope\n' >"$root/4002/cgroup"
+	# cgroup v1 (hybrid): the unified line is "/", name=systemd has the path
+	printf '9:name=systemd:/system.slice/nginx.service\n1:cpu:/\n0::/\n' >"$root/3116/cgroup"
+	printf '0::/system.slice/docker-1234.scope/init.scope\n' >"$root/4005/cgroup"
+	printf '0::/system.slice\n' >"$root/4003/cgroup"
+	run --separate-stderr "$CETCTL" --proc-root "$root" audit -J -o PID,UNIT
+	echo "$output"
+	[ "$status" -eq 0 ]
+	u() { jq -r --argjson p "$1" '.processes[] | select(.pid == $p) | .unit' <<<"$output"; }
+	[ "$(u 3114)" = ssh.service ]
+	[ "$(u 4002)" = session-3.scope ]
+	[ "$(u 3116)" = nginx.service ]
+	[ "$(u 4005)" = init.scope ]
+	[ "$(u 4003)" = system.slice ]
+	[ "$(u 3115)" = null ]
+	# the question a sysadmin asks: which services run without a locked shadow stack
+	run --separate-stderr "$CETCTL" --proc-root "$root" audit -n --raw -o UNIT,PID --require shstk,locked
+	[ "$status" -eq 1 ]
+	grep -qx 'nginx.service 3116' <<<"$output"
+	! grep -q '^ssh.service ' <<<"$output" || false
+}
