@@ -65,10 +65,8 @@ sane() {
 # Processes whose executable this user cannot read before a live test
 # (in some sandboxes even root cannot read PID 1's exe link).
 denied_exe_count() {
-	local d
-	for d in /proc/[0-9]*; do
-		readlink -v "$d/exe" 2>&1 >/dev/null | grep -q 'Permission denied' && echo x
-	done | wc -l
+	# one ls for all of them: cheap even with thousands of processes
+	ls -l /proc/[0-9]*/exe 2>&1 >/dev/null | grep -c 'Permission denied' || true
 }
 
 # Drop audit's "N of M processes could be read only in part" line from
@@ -115,14 +113,15 @@ proc_budget() {
 	local n
 	n=$(proc_budget "${CETCTL_HOSTILE_NPROC:-10000}")
 	[ "$n" -ge 1000 ] || skip "this machine allows only $n more processes"
+	# before the 10,000: what this user cannot read anyway
+	local denied
+	denied=$(denied_exe_count)
 	SECONDS=0
 	start_hold "$n"
 	[ "$HELD" -ge $((n * 9 / 10)) ] || { echo "fork stopped at $HELD of $n"; false; }
 	"$SPAWN" churn 15 >"$TMP/churn.out" & bg+=($!)
 	# 300 of the held processes die during the scan
 	( sleep 0.2; kill -9 $(pgrep -P "$HOLD" | head -n 300) 2>/dev/null ) & bg+=($!)
-	local denied
-	denied=$(denied_exe_count)
 	run --separate-stderr timeout -k 5 60 "$CETCTL" audit -J
 	sane 0
 	printf '%s' "$stderr" >"$TMP/stderr"
