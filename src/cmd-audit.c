@@ -31,7 +31,7 @@ enum {
 	COL_PID, COL_PPID, COL_USER, COL_COMM, COL_EXE, COL_THREADS,
 	COL_FEATURES, COL_LOCKED, COL_SHSTK, COL_WRSS, COL_SHSTK_LOCKED,
 	COL_WRSS_LOCKED, COL_DIFFER, COL_SS_VMAS, COL_SS_SIZE, COL_MARKING,
-	COL_VERDICT,
+	COL_VERDICT, COL_UNIT,
 };
 
 static const struct cetctl_column audit_columns[] = {
@@ -52,6 +52,7 @@ static const struct cetctl_column audit_columns[] = {
 	[COL_SS_SIZE]  = { "SS-SIZE", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "their total size in KiB" },
 	[COL_MARKING]  = { "MARKING", 9, 0, SCOLS_JSON_ARRAY_STRING, "CET marking of the executable (? unknown)" },
 	[COL_VERDICT]  = { "VERDICT", 40, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "what the combination means" },
+	[COL_UNIT]     = { "UNIT", 16, 0, SCOLS_JSON_STRING, "systemd unit of the process, from its cgroup (empty: none)" },
 };
 #define NCOLS (sizeof(audit_columns) / sizeof(audit_columns[0]))
 
@@ -93,6 +94,18 @@ struct audit_counts {
 	unsigned long checked;
 	unsigned long pids_unchecked;
 	enum cet_tri kernel_support;
+	/*
+	 * What a user without ptrace access to other users' processes meets:
+	 * processes read only in part (status yes, but the executable, smaps
+	 * or a thread refused: their MARKING, EXE, SS-* unknown), processes
+	 * not read at all (counted in unreadable), processes whose threads
+	 * could not all be judged against --require, and /proc's hidepid=
+	 * when it hides other users' processes from this user ("" when not).
+	 */
+	unsigned long partial, unjudged;
+	int partial_errno, unreadable_errno;
+	const char *partial_what;
+	char hidepid[16];
 };
 
 static void usage(void)
@@ -126,7 +139,8 @@ static void usage(void)
 	       "usage error. With --require it fails closed: 2 when the kernel has no\n"
 	       "shadow-stack support, 3 when nothing was checked or a selected process could\n"
 	       "not be (an empty selection, a filter matching nothing, a --pid that is missing,\n"
-	       "a kernel thread or a zombie, an unreadable process).\n");
+	       "a kernel thread or a zombie, an unreadable process, /proc's hidepid= hiding\n"
+	       "other users' processes). What could not be read is said on standard error.\n");
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -224,6 +238,9 @@ static int parse_label(const char *arg, char **labels)
 		warnx("audit: --label: invalid label name '%s' ([a-zA-Z_][a-zA-Z0-9_]*, not __*)", name);
 	else if (rc == -EEXIST)
 		warnx("audit: --label: '%s' given twice", name);
+	else if (rc == -EILSEQ)
+		warnx("audit: --label %s: the value is not valid UTF-8 (the textfile collector "
+		      "would drop the whole metrics file)", name);
 	else if (rc)
 		err(CETCTL_EXIT_FAILURE, "out of memory");
 	return rc ? -1 : 0;
@@ -313,7 +330,8 @@ static void set_bool(struct cetctl_table *t, struct libscols_line *ln, int col,
 		cetctl_table_set(t, ln, col, (fl->bits & bit) ? "yes" : "no");
 }
 
-static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json)
+static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json,
+		    const char *root)
 {
 	struct libscols_line *ln = cetctl_table_new_line(t, NULL);
 	char buf[512];
@@ -353,6 +371,10 @@ static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json
 	cetctl_table_set_list(t, ln, COL_MARKING, json && pc->exe_marking < 0 ? NULL :
 			      cet_marking_str(pc->exe_marking, buf, sizeof(buf)), ",", "none");
 	cetctl_table_set(t, ln, COL_VERDICT, proc_cet_verdict(pc, buf, sizeof(buf)));
+	/* Only when shown: one more file per process. */
+	if (cetctl_table_has(t, COL_UNIT))
+		cetctl_table_set(t, ln, COL_UNIT, proc_unit_read(root, pc->pid, buf, sizeof(buf)) == 0 &&
+				 buf[0] ? buf : NULL);
 }
 
 static void count(struct audit_counts *c, const struct proc_cet *pc)
@@ -372,6 +394,76 @@ static void count(struct audit_counts *c, const struct proc_cet *pc)
 		c->disabled++;
 	if (f & CET_FEAT_WRSS)
 		c->wrss++;
+}
+
+static bool denied(int e)
+{
+	return e == EACCES || e == EPERM;
+}
+
+/* Count a process read only in part; remember the first reason. */
+static void count_partial(struct audit_counts *c, const struct proc_cet *pc)
+{
+	const char *what = NULL;
+	int e = 0;
+
+	if (denied(pc->exe_errno)) {
+		what = "its executable";
+		e = pc->exe_errno;
+	} else if (denied(pc->vmas_errno)) {
+		what = "its smaps";
+		e = pc->vmas_errno;
+	} else if (denied(pc->threads_errno)) {
+		what = "its threads";
+		e = pc->threads_errno;
+	}
+	if (!what)
+		return;
+	if (!c->partial++) {
+		c->partial_errno = e;
+		c->partial_what = what;
+	}
+}
+
+/* Whether this user is exempt from hidepid= through its gid= group. */
+static bool in_group(long gid)
+{
+	gid_t groups[256];
+	int n, i;
+
+	if (gid < 0)
+		return false;
+	if (getegid() == (gid_t)gid)
+		return true;
+	n = getgroups(256, groups);
+	for (i = 0; i < n; i++)
+		if (groups[i] == (gid_t)gid)
+			return true;
+	return false;
+}
+
+/*
+ * Say on stderr what the audit could not see or read, so a partial audit
+ * (a user without ptrace access to other users' processes, /proc with
+ * hidepid=) is never mistaken for a full one.
+ */
+static void report_gaps(const struct audit_counts *c, const char *root)
+{
+	const char *hint = geteuid() ? "; run it as root for a full audit" : "";
+
+	if (c->hidepid[0])
+		warnx("audit: %s is mounted with hidepid=%s: other users' processes are hidden "
+		      "from this user (or unreadable) and not counted%s", root ? root : "/proc",
+		      c->hidepid, hint);
+	if (c->unreadable)
+		warnx("audit: %lu process%s could not be read: %s%s", c->unreadable,
+		      c->unreadable == 1 ? "" : "es", strerror(c->unreadable_errno),
+		      denied(c->unreadable_errno) ? hint : "");
+	if (c->partial)
+		warnx("audit: %lu of %lu process%s could be read only in part (%s, the first of "
+		      "them: %s): their MARKING, EXE or SS-* columns are unknown%s", c->partial,
+		      c->scanned, c->scanned == 1 ? "" : "es", c->partial_what,
+		      strerror(c->partial_errno), hint);
 }
 
 static bool offends(const struct proc_cet *pc, unsigned int req, bool req_locked)
@@ -464,6 +556,9 @@ static void prom_print(FILE *f, const struct prom_metrics *m)
 	prom_count(f, m, "cetctl_audit_skipped_processes", "reason", "zombie", c->zombies);
 	prom_count(f, m, "cetctl_audit_skipped_processes", "reason", "vanished", c->vanished);
 	prom_count(f, m, "cetctl_audit_skipped_processes", "reason", "unreadable", c->unreadable);
+	prom_family(f, "cetctl_audit_partial_processes",
+		    "User processes checked whose executable, smaps or threads could not be read (permission): their marking or shadow-stack mappings unknown.");
+	prom_count(f, m, "cetctl_audit_partial_processes", NULL, NULL, c->partial);
 	if (m->require) {
 		char *req = prom_label_value_escape(m->require);
 
@@ -481,6 +576,36 @@ static void prom_print(FILE *f, const struct prom_metrics *m)
 		    "When the last audit finished, in seconds since the Unix epoch.");
 	snprintf(num, sizeof(num), "%lld", (long long)time(NULL));
 	prom_sample(f, m, "cetctl_audit_last_run_timestamp_seconds", NULL, NULL, num);
+}
+
+/*
+ * Before the scan: refuse a --prometheus target the textfile collector would
+ * never read, so a typo or a missing node_exporter directory is an error
+ * instead of a stray file and exit 0. "-", an existing directory and a
+ * *.prom file pass; write_prometheus() reports the rest (a missing parent).
+ */
+static int check_prometheus_target(const char *target)
+{
+	size_t len = strlen(target);
+	struct stat st;
+	int e;
+
+	if (strcmp(target, "-") == 0)
+		return 0;
+	e = stat(target, &st) == 0 ? 0 : errno;
+	if (!e && S_ISDIR(st.st_mode))
+		return 0;
+	if (len && target[len - 1] == '/') {
+		warnx("audit: --prometheus %s: %s", target, strerror(e ? e : ENOTDIR));
+		return -1;
+	}
+	if (len < 6 || strcmp(target + len - 5, ".prom") != 0 || target[len - 6] == '/') {
+		warnx("audit: --prometheus %s: not a directory, and node_exporter's textfile "
+		      "collector reads only files named *.prom: give its directory or a "
+		      "NAME.prom file", target);
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -569,11 +694,14 @@ static char *summary_json(const struct audit_counts *c, const char *require)
 		     "\"states\": {\"enabled_locked\": %lu, \"enabled_unlocked\": %lu, "
 		     "\"mixed\": %lu, \"disabled\": %lu, \"wrss\": %lu}, "
 		     "\"skipped\": {\"kernel_thread\": %lu, \"zombie\": %lu, "
-		     "\"vanished\": %lu, \"unreadable\": %lu, \"pids_unchecked\": %lu}}",
+		     "\"vanished\": %lu, \"unreadable\": %lu, \"pids_unchecked\": %lu}, "
+		     "\"partial\": %lu, \"hidepid\": %s%s%s}",
 		     c->scanned, c->checked, off,
 		     require ? "\"" : "", require ? require : "null", require ? "\"" : "",
 		     ks, c->enabled_locked, c->enabled_unlocked, c->mixed, c->disabled, c->wrss,
-		     c->kthreads, c->zombies, c->vanished, c->unreadable, c->pids_unchecked);
+		     c->kthreads, c->zombies, c->vanished, c->unreadable, c->pids_unchecked,
+		     c->partial, c->hidepid[0] ? "\"" : "", c->hidepid[0] ? c->hidepid : "null",
+		     c->hidepid[0] ? "\"" : "");
 	if (n < 0)
 		err(CETCTL_EXIT_FAILURE, "out of memory");
 	return s;
@@ -664,6 +792,8 @@ int cmd_audit(int argc, char **argv)
 			return cetctl_usage_error("audit");
 		}
 	}
+	if (prom && check_prometheus_target(prom) < 0)
+		return CETCTL_EXIT_FAILURE;
 	if (prom_labels && !prom) {
 		warnx("audit: --label needs --prometheus");
 		return cetctl_usage_error("audit");
@@ -681,6 +811,14 @@ int cmd_audit(int argc, char **argv)
 	if (n < 0) {
 		warnx("audit: cannot list %s: %s", root ? root : "/proc", strerror(-n));
 		return CETCTL_EXIT_FAILURE;
+	}
+	{
+		long gid;
+
+		/* root (CAP_SYS_PTRACE) and the gid= group see every process */
+		if (cet_proc_hidepid(root, counts.hidepid, sizeof(counts.hidepid), &gid) != 1 ||
+		    geteuid() == 0 || in_group(gid))
+			counts.hidepid[0] = '\0';
 	}
 	ss_is_x86 = cet_ss_is_x86_shstk(root, machine, sizeof(machine));
 	{
@@ -727,7 +865,8 @@ int cmd_audit(int argc, char **argv)
 			continue;
 		}
 		if (rc) {
-			counts.unreadable++;
+			if (!counts.unreadable++)
+				counts.unreadable_errno = -rc;
 			cetctl_table_error(t, NULL, pids[k], -rc, "cannot read its status: %s",
 					   strerror(-rc));
 			continue;
@@ -756,16 +895,21 @@ int cmd_audit(int argc, char **argv)
 			continue;
 		}
 		count(&counts, &pc);
+		count_partial(&counts, &pc);
 		if (pc.st.features.present && counts.kernel_support == CET_UNKNOWN)
 			counts.kernel_support = CET_YES;
 		if (require) {
 			counts.checked++;
 			if (offends(&pc, req_bits, req_locked)) {
 				counts.offenders++;
-				add_row(t, &pc, oa.topts.json);
+				add_row(t, &pc, oa.topts.json, root);
+			} else if (pc.threads_errno && pc.threads_errno != ENOENT &&
+				   pc.threads_errno != ESRCH) {
+				/* its leader meets it, some thread was not read */
+				counts.unjudged++;
 			}
 		} else {
-			add_row(t, &pc, oa.topts.json);
+			add_row(t, &pc, oa.topts.json, root);
 		}
 		proc_cet_free(&pc);
 	}
@@ -787,6 +931,7 @@ int cmd_audit(int argc, char **argv)
 		if (!oa.topts.json)
 			cetctl_proc_root_note("audit");
 	}
+	report_gaps(&counts, root);
 	cetctl_table_free(t);
 	cet_marking_cache_free(cache);
 	free(pids);
@@ -831,10 +976,16 @@ int cmd_audit(int argc, char **argv)
 		      "selection)", require);
 		return AUDIT_EXIT_UNCHECKED;
 	}
-	if (counts.pids_unchecked || counts.unreadable) {
+	if (counts.pids_unchecked || counts.unreadable || counts.unjudged) {
+		unsigned long n = counts.pids_unchecked + counts.unreadable + counts.unjudged;
+
 		warnx("audit: --require %s: %lu selected process%s could not be checked",
-		      require, counts.pids_unchecked + counts.unreadable,
-		      counts.pids_unchecked + counts.unreadable == 1 ? "" : "es");
+		      require, n, n == 1 ? "" : "es");
+		return AUDIT_EXIT_UNCHECKED;
+	}
+	if (counts.hidepid[0]) {
+		warnx("audit: --require %s: other users' processes could not be checked "
+		      "(hidepid=%s)", require, counts.hidepid);
 		return AUDIT_EXIT_UNCHECKED;
 	}
 	return CETCTL_EXIT_OK;

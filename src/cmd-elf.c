@@ -101,6 +101,7 @@ struct elf_ctl {
 	enum elf_kernel_policy policy;	/* judged for this legacy-ELF policy */
 	bool x32_abi;			/* the kernel runs x32 programs */
 	bool json;			/* "-" (nothing) is null there */
+	bool raw;			/* --raw: every value in full */
 	const char *policy_name;	/* "block", "allow", "none" */
 	const char *policy_why;		/* where it comes from */
 	/* the last interpreter read: nearly every program has the same one */
@@ -405,8 +406,11 @@ static void set_list(struct elf_ctl *ctl, struct libscols_line *ln, int col, con
 	cetctl_table_set_list(ctl->tb, ln, col, v, ",", NULL);
 }
 
-/* "ok" or "no: a,b,c +N" for the objects lacking @bit as the loader sees it. */
-static char *closure_verdict(const struct elf_closure *c, uint32_t bit)
+/*
+ * "ok" or "no: a,b,c +N" for the objects lacking @bit as the loader sees it;
+ * @all (--raw, read by scripts) names every one of them, never "+N more".
+ */
+static char *closure_verdict(const struct elf_closure *c, uint32_t bit, bool all)
 {
 	size_t bad = 0, len = 0, cap = 256;
 	char *s = malloc(cap);
@@ -419,7 +423,7 @@ static char *closure_verdict(const struct elf_closure *c, uint32_t bit)
 
 		if (o->rc == 0 && (o->info.loader_feature_1_and & bit))
 			continue;
-		if (bad++ < DEPS_NAMES_MAX) {
+		if (bad++ < DEPS_NAMES_MAX || all) {
 			const char *name = i == 0 ? "(self)" : base_name(o->name);
 			size_t need = strlen(name) + 8;
 
@@ -443,7 +447,7 @@ static char *closure_verdict(const struct elf_closure *c, uint32_t bit)
 		free(s);
 		return strdup("ok");
 	}
-	if (bad > DEPS_NAMES_MAX) {
+	if (bad > DEPS_NAMES_MAX && !all) {
 		char *ns = realloc(s, len + 32);
 
 		if (!ns) {
@@ -520,7 +524,7 @@ static void set_closure(struct elf_ctl *ctl, struct libscols_line *ln, const cha
 			if (asprintf(&v, "unknown: %s", unknown) < 0)
 				v = NULL;
 		} else {
-			v = closure_verdict(c, cells[i].bit);
+			v = closure_verdict(c, cells[i].bit, ctl->raw);
 		}
 		if (cells[i].col == COL_DEPS && v && strcmp(v, "ok") == 0)
 			ctl->sum.deps_ok++;
@@ -997,6 +1001,7 @@ int cmd_elf(int argc, char **argv)
 	/* the policy (unless named) and x32 support of the running or recorded kernel */
 	running_policy(&ctl);
 	ctl.json = oa.topts.json;
+	ctl.raw = oa.topts.raw;
 	ctl.tb = cetctl_table_new(elf_columns, ids, nids, &oa.topts);
 	if (!ctl.tb)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");

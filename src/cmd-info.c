@@ -182,19 +182,27 @@ int cmd_info(int argc, char **argv)
 	if (si.cpuinfo_errno) {
 		row(t, "cpu-shstk", "unknown", "cpuinfo: %s", strerror(si.cpuinfo_errno));
 	} else {
-		row(t, "cpu-shstk", yes_no(si.cpu_shstk || si.cpu_user_shstk),
-		    "the CPU has shadow stacks: cpuinfo flag %s",
-		    si.cpu_shstk ? "shstk" :
-		    si.cpu_user_shstk ? "user_shstk (the kernel hides shstk, as mainline does)" :
-		    "shstk or user_shstk");
-		row(t, "cpu-ibt", yes_no(si.cpu_ibt), "cpuinfo flag ibt: indirect branch tracking");
-		row(t, "cpu-user-shstk", yes_no(si.cpu_user_shstk),
-		    "cpuinfo flag user_shstk: the kernel runs user shadow stacks on this CPU");
+		/* each DETAIL says what its VALUE says, "no" rows too */
+		if (si.cpu_shstk || si.cpu_user_shstk)
+			row(t, "cpu-shstk", "yes", "the CPU has shadow stacks: cpuinfo flag %s",
+			    si.cpu_shstk ? "shstk" :
+			    "user_shstk (the kernel hides shstk, as mainline does)");
+		else
+			row(t, "cpu-shstk", "no", "the CPU has no shadow stacks: cpuinfo lacks "
+			    "shstk and user_shstk");
+		row(t, "cpu-ibt", yes_no(si.cpu_ibt), "%s", si.cpu_ibt ?
+		    "cpuinfo flag ibt: indirect branch tracking" :
+		    "cpuinfo lacks ibt: no indirect branch tracking");
+		row(t, "cpu-user-shstk", yes_no(si.cpu_user_shstk), "%s", si.cpu_user_shstk ?
+		    "cpuinfo flag user_shstk: the kernel runs user shadow stacks on this CPU" :
+		    "cpuinfo lacks user_shstk: the kernel does not run user shadow stacks on this CPU");
 	}
-	row(t, "kernel-config", tri(si.kconfig_shstk), "CONFIG_X86_USER_SHADOW_STACK (%s)",
+	row(t, "kernel-config", tri(si.kconfig_shstk), "CONFIG_X86_USER_SHADOW_STACK%s (%s)",
+	    si.kconfig_shstk == CET_YES ? "=y" : si.kconfig_shstk == CET_NO ? " is not set" : "",
 	    si.kconfig_source[0] ? si.kconfig_source : "no config.gz or /boot/config found");
-	row(t, "status-lines", tri(si.status_lines),
-	    "x86_Thread_features lines in %s/self/status", root ? root : "/proc");
+	row(t, "status-lines", tri(si.status_lines), "%sx86_Thread_features %s in %s/self/status",
+	    si.status_lines == CET_YES ? "" : si.status_lines == CET_NO ? "no " : "unknown: ",
+	    si.status_lines == CET_NO ? "line" : "lines", root ? root : "/proc");
 	row(t, "clearcpuid", si.clearcpuid[0] ? si.clearcpuid : "none", "%s",
 	    si.clearcpuid_shstk ? "kernel command line turns shadow stacks off"
 				: "kernel command line leaves shadow stacks alone");

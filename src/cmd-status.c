@@ -310,6 +310,19 @@ static void status_error(struct status_ctl *ctl, pid_t pid, int errnum, const ch
 }
 
 /* Returns true when the process was shown without problems. */
+/*
+ * What to add to "Permission denied": who could read it. Not to root, who
+ * is root already (then ptrace access rules, an LSM or a user namespace
+ * refused it, or a recorded tree's file mode).
+ */
+static const char *denied_hint(int errnum)
+{
+	if (errnum != EACCES && errnum != EPERM)
+		return NULL;
+	return geteuid() ? " (needs root or the process's owner)" :
+			   " (refused to root too: a dropped capability, ptrace access rules, an LSM or a user namespace)";
+}
+
 static bool status_one(struct status_ctl *ctl, pid_t pid)
 {
 	unsigned int what = status_reads(ctl->t);
@@ -343,13 +356,11 @@ static bool status_one(struct status_ctl *ctl, pid_t pid)
 	}
 	/* Partial reads: show what we have, say what is missing, fail. */
 	if (pc.vmas_errno) {
-		status_error(ctl, pid, pc.vmas_errno, "cannot read smaps",
-			     pc.vmas_errno == EACCES ? " (needs root or the process's owner)" : NULL);
+		status_error(ctl, pid, pc.vmas_errno, "cannot read smaps", denied_hint(pc.vmas_errno));
 		ok = false;
 	}
 	if (pc.exe_errno) {
-		status_error(ctl, pid, pc.exe_errno, "cannot read exe",
-			     pc.exe_errno == EACCES ? " (needs root or the process's owner)" : NULL);
+		status_error(ctl, pid, pc.exe_errno, "cannot read exe", denied_hint(pc.exe_errno));
 		ok = false;
 	}
 	if (pc.objs_errno) {

@@ -176,6 +176,13 @@ int main(int argc, char **argv)
 		cetctl_globals.proc_root_origin = "CETCTL_PROC_ROOT";
 	}
 
+	/*
+	 * getopt names argv[0] in its messages: "cetctl: ..." as every other
+	 * message, whatever path cetctl was started by, and "cetctl: CMD: ..."
+	 * for a subcommand's options (below).
+	 */
+	if (argc > 0)
+		argv[0] = (char *)"cetctl";
 	/* '+': stop at the first non-option, the subcommand owns the rest. */
 	while ((c = getopt_long(argc, argv, "+JhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -203,8 +210,12 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[optind], commands[i].name) == 0) {
+			static char prog[32];
+
 			argc -= optind;
 			argv += optind;
+			snprintf(prog, sizeof(prog), "cetctl: %s", commands[i].name);
+			argv[0] = prog;
 			optind = 0;	/* full getopt reset for the subcommand */
 			/*
 			 * The locale decides which names the tables can print

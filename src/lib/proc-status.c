@@ -100,6 +100,39 @@ static enum status_key status_key(const char *key, size_t len)
 	return K_NONE;
 }
 
+/*
+ * The Name: value as the command name really is: the kernel escapes it for
+ * the one-line format (6.1: "\\" for a backslash, "\n" for a newline;
+ * older kernels more of the C escapes, and octal \NNN), so "a\\b" is the
+ * process called a\b, which is what comm, ps and prctl(PR_SET_NAME) say
+ * and what --comm matches. An unknown escape is kept as it is.
+ */
+static void name_unescape(char *out, size_t size, const char *v, size_t len)
+{
+	size_t i = 0, o = 0;
+
+	while (i < len && o + 1 < size) {
+		char c = v[i++];
+
+		if (c == '\\' && i < len) {
+			static const char from[] = "\\\"ntrfvae", to[] = "\\\"\n\t\r\f\v\a\033";
+			char e = v[i];
+			const char *hit = e ? strchr(from, e) : NULL;
+
+			if (hit) {
+				c = to[hit - from];
+				i++;
+			} else if (e >= '0' && e <= '3' && i + 2 < len &&
+				   v[i + 1] >= '0' && v[i + 1] <= '7' && v[i + 2] >= '0' && v[i + 2] <= '7') {
+				c = (char)((e - '0') * 64 + (v[i + 1] - '0') * 8 + (v[i + 2] - '0'));
+				i += 3;
+			}
+		}
+		out[o++] = c;
+	}
+	out[o] = '\0';
+}
+
 static enum status_key line_key(const char *line, size_t linelen)
 {
 	const char *colon = memchr(line, ':', linelen);
@@ -148,16 +181,11 @@ int proc_status_parse(const char *text, struct proc_status *st)
 			while (*v == ' ' || *v == '\t')
 				v++;
 			switch (k) {
-			case K_NAME: {
-				size_t len = linelen - (size_t)(v - line);
-
-				if (len >= sizeof(st->name))
-					len = sizeof(st->name) - 1;
-				memcpy(st->name, v, len);
-				st->name[len] = '\0';
+			case K_NAME:
+				name_unescape(st->name, sizeof(st->name), v,
+					      linelen - (size_t)(v - line));
 				seen_name = true;
 				break;
-			}
 			case K_STATE:
 				st->state = *v;
 				break;
@@ -450,4 +478,54 @@ int proc_user_parse(const char *s, uid_t *uid)
 		return 0;
 	}
 	return -ENOENT;
+}
+
+/* The unit named by cgroup path @path (modified), or NULL. */
+static const char *unit_of_path(char *path)
+{
+	static const char *const kinds[] = { ".service", ".scope", ".socket", ".mount", ".swap" };
+	const char *unit = NULL, *slice = NULL;
+	char *comp, *save = NULL;
+
+	for (comp = strtok_r(path, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		size_t len = strlen(comp), i;
+
+		for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+			size_t k = strlen(kinds[i]);
+
+			if (len > k && strcmp(comp + len - k, kinds[i]) == 0)
+				unit = comp;
+		}
+		if (len > 6 && strcmp(comp + len - 6, ".slice") == 0)
+			slice = comp;
+	}
+	return unit ? unit : slice;
+}
+
+int proc_unit_read(const char *root, pid_t pid, char *buf, size_t size)
+{
+	char path[PATH_MAX], *text, *line, *save = NULL, *v1 = NULL, *v2 = NULL;
+	const char *unit = NULL;
+	long n;
+
+	buf[0] = '\0';
+	if (cet_proc_path(path, sizeof(path), root, "%d/cgroup", (int)pid))
+		return -ENAMETOOLONG;
+	n = cet_read_file(path, 1 << 16, &text);
+	if (n < 0)
+		return (int)n;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "0::", 3) == 0)
+			v2 = line + 3;
+		else if (strstr(line, ":name=systemd:"))
+			v1 = strstr(line, ":name=systemd:") + 14;
+	}
+	if (v2)
+		unit = unit_of_path(v2);
+	if (!unit && v1)
+		unit = unit_of_path(v1);
+	if (unit)
+		snprintf(buf, size, "%s", unit);
+	free(text);
+	return 0;
 }

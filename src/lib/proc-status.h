@@ -26,7 +26,7 @@ struct cet_feature_line {
 };
 
 struct proc_status {
-	char name[64];		/* Name: (comm, unescaped as the kernel prints it) */
+	char name[64];		/* Name: the comm, the kernel's escapes undone */
 	char state;		/* first letter of State: ('R', 'S', 'Z', ...) */
 	pid_t tgid;
 	pid_t pid;
@@ -87,5 +87,14 @@ const char *proc_user_name(uid_t uid, char *buf, size_t size);
 
 /* Parse a user name or number into @uid. 0 or -ENOENT. */
 int proc_user_parse(const char *s, uid_t *uid);
+
+/*
+ * The systemd unit process @pid runs in, from <root>/<pid>/cgroup: the
+ * deepest component of its cgroup path that names a unit (.service,
+ * .scope, .socket, .mount, .swap; a .slice only when nothing deeper does),
+ * on the unified (0::) hierarchy, else on the name=systemd one (cgroup v1).
+ * "" when none (not under systemd). Returns 0 or -errno.
+ */
+int proc_unit_read(const char *root, pid_t pid, char *buf, size_t size);
 
 #endif

@@ -52,6 +52,42 @@ char *prom_label_value_escape(const char *value)
 	return out;
 }
 
+bool prom_utf8_valid(const char *s, size_t *bad)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned int c = *p, need, cp, min;
+
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			need = 1; cp = c & 0x1f; min = 0x80;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			need = 2; cp = c & 0x0f; min = 0x800;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			need = 3; cp = c & 0x07; min = 0x10000;
+		} else {
+			goto invalid;	/* a continuation byte, 0xc0/0xc1, 0xf5.. */
+		}
+		for (unsigned int i = 1; i <= need; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				goto invalid;	/* also stops at the NUL */
+			cp = (cp << 6) | (p[i] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			goto invalid;
+		p += need + 1;
+	}
+	return true;
+invalid:
+	if (bad)
+		*bad = (size_t)(p - (const unsigned char *)s);
+	return false;
+}
+
 /* Whether the list already holds a label called @name. */
 static bool labels_have(const char *list, const char *name)
 {
@@ -85,6 +121,8 @@ int prom_labels_add(char **list, const char *name, const char *value)
 		return -EINVAL;
 	if (*list && labels_have(*list, name))
 		return -EEXIST;
+	if (!prom_utf8_valid(value, NULL))
+		return -EILSEQ;
 	esc = prom_label_value_escape(value);
 	if (!esc)
 		return -ENOMEM;

@@ -178,3 +178,78 @@ int cet_utf8_sanitize(const char *s, char **out)
 	*o = '\0';
 	return 1;
 }
+
+/* Undo mountinfo's octal escapes (\040 for a space...) in place. */
+static void mountinfo_unescape(char *s)
+{
+	char *q = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*q++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*q++ = *s;
+		}
+	}
+	*q = '\0';
+}
+
+int cet_proc_hidepid(const char *root, char *mode, size_t size, long *gid)
+{
+	char path[PATH_MAX], where[PATH_MAX], *buf, *line, *save = NULL;
+	long n;
+	int found = 0;
+
+	*gid = -1;
+	if (cet_proc_path(path, sizeof(path), root, "self/mountinfo"))
+		return -ENAMETOOLONG;
+	if (!realpath(root && *root ? root : "/proc", where))
+		return -errno;
+	n = cet_read_file(path, 1 << 22, &buf);
+	if (n < 0)
+		return (int)n;
+	/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] - FSTYPE SOURCE SUPEROPTS */
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *f[5], *sep, *fstype, *super, *opt, *osave = NULL, *tok, *tsave = NULL;
+		int i;
+
+		sep = strstr(line, " - ");
+		if (!sep)
+			continue;
+		*sep = '\0';
+		tok = strtok_r(line, " ", &tsave);
+		for (i = 0; i < 5 && tok; i++, tok = strtok_r(NULL, " ", &tsave))
+			f[i] = tok;
+		fstype = strtok_r(sep + 3, " ", &tsave);
+		if (i < 5 || !fstype || strcmp(fstype, "proc") != 0)
+			continue;
+		if (!strtok_r(NULL, " ", &tsave) || !(super = strtok_r(NULL, " ", &tsave)))
+			continue;
+		mountinfo_unescape(f[4]);
+		if (strcmp(f[4], where) != 0)
+			continue;
+		/* the last mount on that point is the one seen: start over */
+		found = 0;
+		*gid = -1;
+		for (opt = strtok_r(super, ",", &osave); opt; opt = strtok_r(NULL, ",", &osave)) {
+			static const char *const names[] = { "off", "noaccess", "invisible", NULL, "ptraceable" };
+			const char *v;
+
+			if (strncmp(opt, "gid=", 4) == 0) {
+				*gid = strtol(opt + 4, NULL, 10);
+				continue;
+			}
+			if (strncmp(opt, "hidepid=", 8) != 0)
+				continue;
+			v = opt + 8;
+			if (v[0] >= '0' && v[0] <= '4' && !v[1] && names[v[0] - '0'])
+				v = names[v[0] - '0'];
+			found = strcmp(v, "off") != 0;
+			snprintf(mode, size, "%s", v);
+		}
+	}
+	free(buf);
+	return found;
+}

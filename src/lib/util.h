@@ -39,4 +39,13 @@ int cet_proc_pid_open(const char *root, pid_t pid);
  */
 int cet_utf8_sanitize(const char *s, char **out);
 
+/*
+ * The hidepid= option of the proc mount at @root (NULL: /proc), from
+ * <root>/self/mountinfo: 1 when processes of other users may be hidden or
+ * unreadable (@mode gets "noaccess", "invisible" or "ptraceable"; *@gid the
+ * gid= exempt group, -1 for none), 0 when not (hidepid off, or @root is not
+ * a proc mount: a recorded tree), -errno when mountinfo cannot be read.
+ */
+int cet_proc_hidepid(const char *root, char *mode, size_t size, long *gid);
+
 #endif

@@ -1,7 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/fuzz/make-seeds.sh OUTDIR FIXTURES — seed corpora of the fuzz
-# targets from the test fixtures: OUTDIR/<target>/<sha1 of the input>.
+# targets from the test fixtures: OUTDIR/<target>/<sha1 of the input>; and
+# the regression inputs of tests/fuzz/regressions/<target>/ as the targets
+# read them, in OUTDIR/regressions/<target>/: a NAME.hex file (the binary
+# ones: the source tree holds no binary a distribution would have to
+# rebuild) decoded into NAME, any other file copied.
 # FIXTURES is where tests/host/fixtures/build.sh puts the ELF fixtures
 # (the same directory bats uses; build.sh is a no-op when it is current).
 set -euo pipefail
@@ -19,6 +23,28 @@ put() {
 }
 
 mkdir -p "$out"/fuzz-elf-notes "$out"/fuzz-proc-status "$out"/fuzz-proc-smaps "$out"/fuzz-ld-cache
+
+# unhex IN OUT: '#' comment lines, then hex byte pairs separated by blanks
+unhex() {
+	local fmt="" b
+	for b in $(grep -v '^#' "$1"); do
+		[[ $b =~ ^[0-9a-fA-F]{2}$ ]] || { echo "make-seeds: $1: not a hex byte: '$b'" >&2; return 1; }
+		fmt+="\\x$b"
+	done
+	printf "$fmt" >"$2.new" && mv "$2.new" "$2"
+}
+
+rm -rf "$out/regressions"
+for d in "$here"/regressions/*/; do
+	t=$(basename "$d")
+	mkdir -p "$out/regressions/$t"
+	for f in "$d"*; do
+		case $f in
+		*.hex) unhex "$f" "$out/regressions/$t/$(basename "$f" .hex)" ;;
+		*) cp "$f" "$out/regressions/$t/" ;;
+		esac
+	done
+done
 
 # The fixtures are built with gcc whatever compiler this build uses.
 if CC=${FIXTURE_CC:-gcc} bash "$here/../host/fixtures/build.sh" "$fixtures" >"$out/fixtures.log" 2>&1; then

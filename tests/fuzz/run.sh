@@ -8,8 +8,9 @@
 # (made from the test fixtures) plus tests/fuzz/regressions/<target>/ and
 # grows a working corpus under the build directory (never in the repo).
 # Crashing inputs are saved as <build>/fuzz-crashes/<target>/crash-*;
-# copy them to tests/fuzz/regressions/<target>/ once fixed so ctest keeps
-# replaying them. Output: one line per target
+# add them to tests/fuzz/regressions/<target>/ once fixed so ctest keeps
+# replaying them (a binary input as NAME.hex: see regressions/README.md).
+# Output: one line per target
 #   fuzz-elf-notes: 123456 execs in 20 s, 0 crashes
 # and the exit status is 1 when any target crashed or could not run.
 set -uo pipefail
@@ -47,7 +48,7 @@ for t in "${targets[@]}"; do
 	timeout -k 10 $((secs + 60)) "$bin" -max_total_time="$secs" -timeout=10 \
 		-rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
 		-artifact_prefix="$crashes/" \
-		"$work" "$build/fuzz-seeds/$t" "$here/regressions/$t" >"$log" 2>&1
+		"$work" "$build/fuzz-seeds/$t" "$build/fuzz-seeds/regressions/$t" >"$log" 2>&1
 	rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
 	after=$(find "$crashes" -type f | wc -l)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The Debian package (debian/): built with `dpkg-buildpackage -b -us -uc`
+# The Debian package (debian/): built with `dpkg-buildpackage -us -uc`
 # from a copy of the source tree (the build writes next to the tree),
 # checked by lintian (no errors; what else it says is printed), unpacked
 # with `dpkg -x` into a scratch root (never installed on this host) and run.
@@ -22,7 +22,8 @@ setup_file() {
 	# tracked and new files of the working tree, symlinks kept
 	(cd "$REPO" && git ls-files -z --cached --others --exclude-standard |
 		tar --null --no-recursion -T - -cf -) | tar -C "$W/cetctl" -xf -
-	(cd "$W/cetctl" && timeout 900 dpkg-buildpackage -b -us -uc) >"$W/build.log" 2>&1
+	# source and binary: lintian checks both
+	(cd "$W/cetctl" && timeout 900 dpkg-buildpackage -us -uc) >"$W/build.log" 2>&1
 	echo $? >"$W/build.rc"
 	export DEB=$W/cetctl_$(dpkg-parsechangelog -l "$REPO/debian/changelog" -S Version)_amd64.deb
 }
@@ -40,7 +41,7 @@ teardown() {
 	[ -z "${TMP:-}" ] || rm -rf "$TMP"
 }
 
-@test "debian: dpkg-buildpackage -b builds the package, the unit tests pass in it" {
+@test "debian: dpkg-buildpackage builds the source and binary packages, the unit tests pass in it" {
 	[ -f "$DEB" ]
 	grep -q '100% tests passed' "$W/build.log"
 	run dpkg-deb -f "$DEB" Package Architecture Depends
@@ -58,12 +59,14 @@ teardown() {
 	done
 }
 
-@test "debian: lintian reports no errors (other tags printed)" {
+@test "debian: lintian reports no errors or warnings, source and binary (other tags printed)" {
 	command -v lintian >/dev/null || skip "lintian not installed (vm/install-deps.sh)"
 	run timeout 300 lintian -I -E --pedantic "${DEB%.deb}.changes"
 	grep -v 'running with root privileges' <<<"$output" | sed 's/^/# lintian: /' >&3
 	[ "$status" -eq 0 ]
-	! grep -q '^E: ' <<<"$output"
+	# both were checked
+	ls "$W"/cetctl_*.dsc
+	[ "$(grep -cE '^[EW]: ' <<<"$output")" -eq 0 ]
 	# lintian does catch errors here: the same package without its copyright
 	dpkg-deb -R "$DEB" "$W/broken"
 	rm "$W/broken/usr/share/doc/cetctl/copyright"
@@ -107,7 +110,58 @@ teardown() {
 	# the package neither starts the timer nor enables it on a first
 	# install (only keeps it enabled across upgrades when the admin did)
 	dpkg-deb -e "$DEB" "$W/control"
-	! grep -qs 'deb-systemd-invoke' "$W/control/postinst"
+	! grep -qs "deb-systemd-invoke start" "$W/control/postinst"
 	[ "$(grep -c 'deb-systemd-helper enable' "$W/control/postinst")" -eq \
 	  "$(grep -B2 'deb-systemd-helper enable' "$W/control/postinst" | grep -c 'was-enabled')" ]
+}
+
+# Run maintainer script $1 of the built package with $2... as its arguments,
+# as on a host where systemd runs: /run/systemd/system is a scratch
+# directory and deb-systemd-invoke, deb-systemd-helper and systemctl are
+# stubs that log their arguments to $TMP/calls.
+run_maintscript() {
+	local script=$1
+	shift
+	TMP=${TMP:-$(mktemp -d "$BATS_FILE_TMPDIR/ms.XXXXXX")}
+	mkdir -p "$TMP/bin" "$TMP/run-systemd-system" "$TMP/ctl"
+	[ -d "$TMP/ctl/DEBIAN" ] || dpkg-deb -e "$DEB" "$TMP/ctl/DEBIAN"
+	for s in deb-systemd-invoke deb-systemd-helper systemctl; do
+		printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\n' "$s" "$TMP" >"$TMP/bin/$s"
+		chmod +x "$TMP/bin/$s"
+	done
+	[ -f "$TMP/ctl/DEBIAN/$script" ] || return 0
+	sed "s|/run/systemd/system|$TMP/run-systemd-system|g" "$TMP/ctl/DEBIAN/$script" >"$TMP/$script"
+	PATH=$TMP/bin:$PATH sh -e "$TMP/$script" "$@"
+}
+
+@test "debian: an upgrade keeps a running timer running (not stopped, try-restarted)" {
+	# what dpkg runs on an upgrade from 0.1: old prerm (ours, for the
+	# test), new preinst, old postrm, new postinst
+	run_maintscript prerm upgrade 99
+	run_maintscript preinst upgrade 0.1
+	run_maintscript postrm upgrade 99
+	run_maintscript postinst configure 0.1
+	cat "$TMP/calls"
+	[ "$(grep -c 'deb-systemd-invoke stop' "$TMP/calls")" -eq 0 ]
+	grep -qx "deb-systemd-invoke try-restart 'cetctl-audit.service' 'cetctl-audit.timer'" "$TMP/calls" ||
+	grep -qx "deb-systemd-invoke try-restart cetctl-audit.service cetctl-audit.timer" "$TMP/calls"
+	# a first install starts nothing: the admin enables the timer
+	rm "$TMP/calls"
+	run_maintscript postinst configure
+	[ ! -f "$TMP/calls" ] || [ "$(grep -c 'deb-systemd-invoke' "$TMP/calls")" -eq 0 ]
+	# removing the package stops both units (their files go away)
+	run_maintscript prerm remove
+	grep -q 'deb-systemd-invoke stop.*cetctl-audit.timer' "$TMP/calls"
+}
+
+@test "debian: purge removes the metrics file node_exporter would keep serving" {
+	local d=$BATS_TEST_TMPDIR/root/var/lib/prometheus/node-exporter
+	mkdir -p "$d"
+	touch "$d/cetctl-audit.prom" "$d/.cetctl-audit.prom.1234.tmp" "$d/other.prom"
+	DPKG_ROOT=$BATS_TEST_TMPDIR/root run_maintscript postrm remove
+	[ -f "$d/cetctl-audit.prom" ]
+	DPKG_ROOT=$BATS_TEST_TMPDIR/root run_maintscript postrm purge
+	[ ! -e "$d/cetctl-audit.prom" ]
+	[ ! -e "$d/.cetctl-audit.prom.1234.tmp" ]
+	[ -f "$d/other.prom" ]
 }

@@ -317,6 +317,23 @@ EOT
 		(contains($f) | not)' <<<"$output"
 }
 
+@test "elf --deps: --raw names every object lacking the marking, never \"+N more\"" {
+	# cetctl itself: not marked, nor is its closure (over 4 objects)
+	run --separate-stderr "$CETCTL" elf --deps -J -o DEPS "$CETCTL"
+	local n
+	n=$(jq '.files[0].deps.objects | length' <<<"$output")
+	[ "$n" -gt 4 ] || skip "the closure of $CETCTL has only $n unmarked objects"
+	run --separate-stderr "$CETCTL" elf --deps -n --raw -o DEPS "$CETCTL"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output != *more* ]]
+	# "no: (self),a,b,...": one name per object
+	[ "$(sed 's/\\x20/ /g; s/^no: //' <<<"$output" | tr ',' '\n' | wc -l)" -eq "$n" ]
+	# the table for a terminal still keeps the cell short
+	run --separate-stderr "$CETCTL" elf --deps -n -o DEPS "$CETCTL"
+	[[ $output == *" +$((n - 4)) more"* ]]
+}
+
 @test "elf --deps: RUNPATH and RPATH with \$ORIGIN, from another directory" {
 	cd /
 	run "$CETCTL" elf --deps -J -o FILE,NDEPS,MISSING "$F/deps/app-marked" "$F/deps/app-rpath"

@@ -174,3 +174,23 @@ copy_tree() {	# copy_tree TREE -> path of a private copy
 	run "$CETCTL" info -o NOPE
 	[ "$status" -eq 1 ]
 }
+
+@test "info: DETAIL says what VALUE says: a \"no\" row never reads as yes" {
+	# host-nocet: no shstk, ibt or user_shstk in cpuinfo, no status lines,
+	# kernel config without CONFIG_X86_USER_SHADOW_STACK
+	run "$CETCTL" --proc-root "$FIX/host-nocet" info -J
+	echo "$output"
+	local d
+	d() { jq -r --arg n "$1" '.info[] | select(.name == $n) | "\(.value)|\(.detail)"' <<<"$output"; }
+	[ "$(d cpu-shstk)" = "no|the CPU has no shadow stacks: cpuinfo lacks shstk and user_shstk" ]
+	[ "$(d cpu-ibt)" = "no|cpuinfo lacks ibt: no indirect branch tracking" ]
+	[ "$(d cpu-user-shstk)" = "no|cpuinfo lacks user_shstk: the kernel does not run user shadow stacks on this CPU" ]
+	[[ "$(d kernel-config)" == "no|CONFIG_X86_USER_SHADOW_STACK is not set ("*")" ]]
+	[ "$(d status-lines)" = "no|no x86_Thread_features line in $FIX/host-nocet/self/status" ]
+	# and the "yes" rows say yes
+	run "$CETCTL" --proc-root "$FIX/cet-emulated" info -J
+	[ "$(d cpu-shstk)" = "yes|the CPU has shadow stacks: cpuinfo flag shstk" ]
+	[ "$(d cpu-user-shstk)" = "yes|cpuinfo flag user_shstk: the kernel runs user shadow stacks on this CPU" ]
+	[[ "$(d kernel-config)" == "yes|CONFIG_X86_USER_SHADOW_STACK=y ("*")" ]]
+	[ "$(d status-lines)" = "yes|x86_Thread_features lines in $FIX/cet-emulated/self/status" ]
+}

@@ -226,3 +226,109 @@ check_cmd() {
 	[[ $output == *"info: NAME VALUE DETAIL"* ]]
 	[[ $output != *FILES* ]]
 }
+
+# bash_complete WORD...: run _cetctl on the words (the last one is being
+# completed) with a stand-in for bash-completion's helpers; prints COMPREPLY
+# one per line, or "OFFSET n" when it handed over to _command_offset n.
+bash_complete() {
+	bash -c '
+		_init_completion() { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]};
+			words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
+		_filedir() { COMPREPLY=(FILES); }
+		_command_offset() { COMPREPLY=("OFFSET $1"); }
+		complete() { :; }
+		cetctl() { "$CETCTL" "$@"; }
+		source "$1"; shift
+		COMP_WORDS=(cetctl "$@"); COMP_CWORD=$#; COMPREPLY=()
+		_cetctl
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$REPO/completions/cetctl.bash" "$@"
+}
+
+@test "options: bash completion completes option values (--user, --require, -o lists)" {
+	run bash_complete audit --user ro
+	[[ $output == *root* ]] || { echo "--user: $output"; false; }
+	run bash_complete audit --require shstk,l
+	[ "$output" = shstk,locked ] || { echo "--require: $output"; false; }
+	run bash_complete audit --require ""
+	[ "$(sort <<<"$output" | tr '\n' ' ')" = "locked shstk wrss " ] || { echo "--require: $output"; false; }
+	run bash_complete audit -o PID,CO
+	[ "$output" = PID,COMM ] || { echo "-o: $output"; false; }
+	run bash_complete status --output +SS-V
+	[ "$output" = +SS-VMAS ] || { echo "-o +: $output"; false; }
+	run bash_complete audit --comm bas
+	[[ $output == *bash* ]] || { echo "--comm: $output"; false; }
+	run bash_complete audit --prometheus ""
+	[ "$output" = FILES ]
+}
+
+@test "options: bash completion hands over to PROG's own completion after run [OPTIONS] [--]" {
+	local want args
+	while IFS='|' read -r want args; do
+		# shellcheck disable=SC2086
+		run bash_complete $args ""
+		[ "$output" = "OFFSET $want" ] || { echo "cetctl $args '': '$output', want OFFSET $want"; false; }
+	done <<-'EOF'
+	2|run
+	4|run --shstk --
+	2|run ls
+	2|run ls -l
+	5|run -m ptrace --
+	3|run --shstk ls
+	3|run -- ls -l
+	EOF
+	run bash_complete run --shstk -- ls -l
+	[ "$output" = "OFFSET 4" ]
+	run bash_complete run --sh
+	[ "$output" = --shstk ]
+	run bash_complete run -m ""
+	[ "$(sort <<<"$output" | tr '\n' ' ')" = "auto glibc ptrace " ]
+}
+
+# fish_complete LINE: fish's completions for LINE (candidates only)
+fish_complete() {
+	fish -c 'function cetctl; $CETCTL $argv; end; source $argv[1]; complete -C $argv[2]' \
+		"$REPO/completions/cetctl.fish" "$1" | cut -f1
+}
+
+@test "options: fish completes option values and hands over to PROG after run" {
+	command -v fish >/dev/null || skip "fish not installed (its completion is checked only by the option lists)"
+	run fish_complete 'cetctl audit --require shstk,l'
+	[ "$output" = shstk,locked ]
+	run fish_complete 'cetctl audit -o PID,CO'
+	[ "$output" = PID,COMM ]
+	run fish_complete 'cetctl status -o +SS-V'
+	[ "$output" = +SS-VMAS ]
+	run fish_complete 'cetctl audit --user ro'
+	[[ $output == *root* ]]
+	# after run [OPTIONS] [--] PROG: cetctl's own completion of PROG's options
+	run fish_complete 'cetctl run --shstk -- cetctl audit --requ'
+	[ "$output" = --require ]
+	run fish_complete 'cetctl run -m ptrace cetctl --vers'
+	[ "$output" = --version ]
+	run fish_complete 'cetctl run --sh'
+	[ "$output" = --shstk ]
+}
+
+@test "options: zsh completion parses, hands over after run, completes -o lists" {
+	command -v zsh >/dev/null || skip "zsh not installed"
+	zsh -n "$REPO/completions/_cetctl"
+	grep -q "_cetctl_run() {" "$REPO/completions/_cetctl"
+	grep -A14 "_cetctl_run() {" "$REPO/completions/_cetctl" | grep -q "'\*::command:_normal'"
+	for c in elf status audit info; do
+		grep -q "output columns\]:columns:_cetctl_columns $c'" "$REPO/completions/_cetctl"
+	done
+}
+
+@test "options: getopt's own messages carry the cetctl: CMD: prefix" {
+	local cmd
+	run --separate-stderr "$CETCTL" --no-such-option-xyz
+	[[ $stderr == "cetctl: unrecognized option '--no-such-option-xyz'"* ]] || { echo "$stderr"; false; }
+	for cmd in elf status audit info run map; do
+		run --separate-stderr "$CETCTL" "$cmd" --no-such-option-xyz
+		[[ $stderr == "cetctl: $cmd: unrecognized option '--no-such-option-xyz'"* ]] || { echo "$stderr"; false; }
+	done
+	run --separate-stderr "$CETCTL" audit --user
+	[[ $stderr == "cetctl: audit: option '--user' requires an argument"* ]] || { echo "$stderr"; false; }
+	run --separate-stderr "$CETCTL" elf -Q /bin/true
+	[[ $stderr == "cetctl: elf: invalid option -- 'Q'"* ]] || { echo "$stderr"; false; }
+}

@@ -69,3 +69,24 @@ broken_tree() {
 		"$CETCTL" status "${bg[0]}" >/dev/null
 	grep -qE '"(maps|exe)"|/(maps|exe)"' "$TMP/trace2"
 }
+
+@test "status reads: permission denied to root says so, never \"needs root\"" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
+	cp -a "$EMU" "$TMP/tree"
+	chmod 000 "$TMP/tree/3114/smaps"
+	# root without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH: EACCES as root
+	run --separate-stderr setpriv --bounding-set=-dac_override,-dac_read_search \
+		"$CETCTL" --proc-root "$TMP/tree" status 3114
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"3114: cannot read smaps: Permission denied"* ]]
+	[[ $stderr != *"needs root"* ]]
+	# as another user it is the hint it was
+	if setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$CETCTL"; then
+		chmod 755 "$TMP"
+		run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$CETCTL" --proc-root "$TMP/tree" status 3114
+		[[ $stderr == *"Permission denied (needs root or the process's owner)"* ]]
+	fi
+}
