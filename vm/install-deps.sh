@@ -30,6 +30,8 @@ PKGS=(
   # issue 14: the real textfile collector in the host tests (tests/host/node-exporter.bats);
   # the Debian package (dpkg-buildpackage, debian/) and its checks
   prometheus-node-exporter curl debhelper lintian
+  # the completion tests drive fish and zsh themselves (tests/host/options.bats)
+  fish zsh
   # issue 11: outside fuzzers/stressors copied into the guest (tests/guest/trinity.bats,
   # tests/guest/stress-ng.bats)
   trinity stress-ng
