@@ -136,3 +136,44 @@ S
 		[ "$how" -eq 7 ] && [ -e "$TMP/ran" ]
 	done
 }
+
+@test "run messages: a name with a newline or a terminal escape is shown escaped, one line" {
+	local name
+	name=$(printf '%s/nl\nverified: shadow stack enabled and locked\033[31m' "$TMP")
+	cp /bin/true "$name"
+	run -125 --separate-stderr env CETCTL_FAULT_VERIFY=1 "$FAULTS" run --trace-only "$name"
+	echo "$stderr"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ $stderr == *'/nl\x0averified: shadow stack enabled and locked\x1b[31m:'* ]]
+}
+
+@test "run messages: a long name is shortened in the middle, the line ends in a newline" {
+	local d=$TMP i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		d=$d/$(printf 'd%.0s' $(seq 1 200)); mkdir "$d"
+	done
+	cp /bin/true "$d/the-end"
+	CETCTL_FAULT_VERIFY=1 "$FAULTS" run --trace-only "$d/the-end" 2>"$TMP/err" || true
+	cat "$TMP/err"
+	[ "$(wc -l < "$TMP/err")" -eq 1 ]
+	[ "$(tail -c1 "$TMP/err" | od -An -c | tr -d ' ')" = '\n' ]
+	grep -q "cannot verify the start-up of $TMP/d*\.\.\.d*/the-end: " "$TMP/err"
+	[ "$(wc -c < "$TMP/err")" -lt 400 ]
+}
+
+@test "run messages: the fork of the tracer failing (RLIMIT_NPROC) is not called a seize" {
+	command -v setpriv >/dev/null || skip "no setpriv"
+	[ "$(id -u)" = 0 ] || skip "needs root to become nobody"
+	# cetctl and its middle process fit under the limit, the tracer not
+	run -125 --separate-stderr setpriv --reuid nobody --regid nogroup --clear-groups \
+		prlimit --nproc=2 "$CETCTL" run --trace-only /bin/true
+	echo "$stderr"
+	[[ $stderr == *'fork of the tracer: Resource temporarily unavailable (EAGAIN)'* ]]
+}
+
+@test "run messages: EPERM from an attached tracer names it" {
+	command -v strace >/dev/null || skip "no strace"
+	run -125 --separate-stderr strace -o /dev/null "$CETCTL" run --trace-only /bin/true
+	echo "$stderr"
+	[[ $stderr == *'already traced by process '*' (strace)'* ]]
+}
