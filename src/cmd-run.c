@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -649,6 +650,76 @@ static int launch_failed(const struct launch_result *res, const char *path)
 	return rc;
 }
 
+/* ---- PID 1 and subreapers ---- */
+
+/*
+ * When cetctl is the init of a pid namespace (a container's entrypoint) or
+ * a child subreaper, the start-up's helper processes, orphaned, would be
+ * handed to the program itself, whose wait() would reap the tracer instead
+ * of its own worker. Then cetctl does not become the program: it forks it
+ * and stays its parent, as a container's init does: the program's children
+ * and wait() are its own; cetctl forwards every signal it can catch to the
+ * program, reaps whatever orphan is handed to it (the tracer among them),
+ * and exits with the program's status (128+N for a signal N as PID 1,
+ * where raising it on itself would be ignored; re-raised otherwise).
+ * Returns -1 in the child (which goes on to start the program), or the
+ * status to exit with.
+ */
+static int stay_parent(void)
+{
+	sigset_t all, old;
+	siginfo_t si;
+	pid_t child, r;
+	int st, sig;
+
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	child = fork();
+	if (child < 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		say("cannot fork the program (cetctl stays its parent as PID 1 or a "
+		    "subreaper): %s; program not run", strerror(errno));
+		return CETCTL_EXIT_RUN_FAILED;
+	}
+	if (child == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return -1;
+	}
+	for (;;) {
+		sig = sigwaitinfo(&all, &si);
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			kill(child, sig);
+			continue;
+		}
+		while ((r = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (r != child)
+				continue;	/* an orphan handed to us: reaped */
+			if (WIFEXITED(st))
+				return WEXITSTATUS(st);
+			sig = WTERMSIG(st);
+			if (getpid() != 1) {
+				signal(sig, SIG_DFL);
+				sigemptyset(&all);
+				sigaddset(&all, sig);
+				sigprocmask(SIG_UNBLOCK, &all, NULL);
+				raise(sig);
+			}
+			return 128 + sig;
+		}
+	}
+}
+
+static bool init_like(void)
+{
+	int subreaper = 0;
+
+	return getpid() == 1 ||
+	       (prctl(PR_GET_CHILD_SUBREAPER, (unsigned long)&subreaper, 0, 0, 0) == 0 &&
+		subreaper);
+}
+
 /* ---- the command ---- */
 
 /* A usage error: 125 like env(1) and timeout(1), so that it cannot be
@@ -814,6 +885,18 @@ int cmd_run(int argc, char **argv)
 		return CETCTL_EXIT_RUN_FAILED;
 	}
 
+	/* A program we may execute but not read: the kernel makes its process
+	 * non-dumpable, and then hides it from its own tracer (/proc/PID/exe,
+	 * auxv, its memory); nothing could be verified, nor could it be made
+	 * to exit by itself. Refused before it runs. (Swapped in after this
+	 * check, it is killed at the first failed read.) */
+	if (faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) < 0 && errno == EACCES) {
+		say("refusing to run %s: it is execute-only for you (not readable): the kernel "
+		    "hides such a process from its tracer, so its start-up cannot be verified; "
+		    "program not run", shown(path, nbuf));
+		return CETCTL_EXIT_RUN_FAILED;
+	}
+
 	if (!o.quiet && !o.trace_only) {
 		if (elf_marked_shstk(path, &blocks) == 0)
 			say("warning: %s is not marked shadow-stack compatible (no SHSTK "
@@ -825,6 +908,12 @@ int cmd_run(int argc, char **argv)
 			    "makecontext/swapcontext are not covered", gnu_get_libc_version(),
 			    o.preload ? "longjmp is kept consistent by the preload library" :
 			    "longjmp will fault (--no-preload)");
+	}
+
+	if (init_like()) {
+		rc = stay_parent();
+		if (rc >= 0)
+			return rc;
 	}
 
 	if (o.method == METHOD_GLIBC) {

@@ -895,10 +895,10 @@ static void stop_program(struct tracee *t, int code)
 			return;
 	}
 kill:
-	drain_chld();
+	/* Not waited for: the init of a pid namespace ignores a SIGKILL from
+	 * inside it; the kernel's kill-on-exit, when the tracer leaves right
+	 * after this, does not (every caller exits next). */
 	kill(t->pid, SIGKILL);
-	if (wait_bounded(t->pid, &status) == 0 && WIFSTOPPED(status))
-		wait_bounded(t->pid, &status);
 }
 
 /* Messages from T to P. */
