@@ -96,6 +96,7 @@ struct tracee {
 	unsigned long entry;	/* AT_ENTRY: the program's own entry point */
 	struct user_regs_struct saved;	/* registers at the execve exit stop */
 	bool have_regs;
+	unsigned long long kernel_pending;	/* SigPnd|ShdPnd at the last check */
 	struct launch_result *res;
 };
 
@@ -106,6 +107,7 @@ struct tracee {
  * dies of SIGKILL), exit (it exits 3), sig=N (signal N to the program),
  * pgsig=N (signal N to the program's process group), sleep=MS, closefds
  * (close every descriptor above stderr, then linger 300 ms).
+ * CETCTL_FAULT2: a second one, the same way (two steps, two signals).
  * CETCTL_FAULT_VERIFY=1: the final check reads an empty /proc/PID/status.
  * CETCTL_FAULT_YAMA=1: the hand-shake Yama's relational ptrace_scope needs,
  * where there is no Yama (the protocol, not Yama's permission check).
@@ -113,9 +115,9 @@ struct tracee {
  * detaches, so a test can tell a program released by a verified start-up.
  */
 #ifdef CETCTL_FAULT_HOOKS
-static void fault_point(const char *step, pid_t program)
+static void fault_act(const char *f, const char *step, pid_t program)
 {
-	const char *f = getenv("CETCTL_FAULT"), *colon;
+	const char *colon;
 	size_t n = strlen(step);
 
 	if (!f || strncmp(f, step, n) || f[n] != ':')
@@ -127,6 +129,7 @@ static void fault_point(const char *step, pid_t program)
 		_exit(3);
 	else if (strncmp(colon, "sig=", 4) == 0)
 		kill(program, atoi(colon + 4));
+
 	else if (strncmp(colon, "pgsig=", 6) == 0)
 		kill(-getpgid(program), atoi(colon + 6));
 	else if (strncmp(colon, "sleep=", 6) == 0)
@@ -136,6 +139,12 @@ static void fault_point(const char *step, pid_t program)
 		syscall(SYS_close_range, 3U, ~0U, 0U);
 		usleep(300 * 1000);
 	}
+}
+
+static void fault_point(const char *step, pid_t program)
+{
+	fault_act(getenv("CETCTL_FAULT"), step, program);
+	fault_act(getenv("CETCTL_FAULT2"), step, program);
 }
 
 static void fault_log(const char *what, pid_t pid)
@@ -370,9 +379,38 @@ static bool is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+/* Drop the held signals @drop says to drop (as the kernel drops pending
+ * ones when a stop or continue signal is sent). */
+static void drop_held(struct tracee *t, bool (*drop)(int sig))
+{
+	int i, n = 0;
+
+	for (i = 0; i < t->npending; i++)
+		if (!drop(t->pending[i]))
+			t->pending[n++] = t->pending[i];
+	t->npending = n;
+}
+
+static bool is_cont(int sig)
+{
+	return sig == SIGCONT;
+}
+
+/*
+ * Hold a signal for the detach, with the kernel's stop/continue rules
+ * applied in arrival order: a SIGCONT cancels the stop signals held before
+ * it, a stop signal the SIGCONTs. A SIGSTOP then SIGCONT pair leaves the
+ * program running, as it would a plain child (handing both back, the
+ * SIGCONT would act first, at its sending, and the stop last).
+ */
 static void hold_signal(struct tracee *t, int sig)
 {
 	int i;
+
+	if (sig == SIGCONT)
+		drop_held(t, is_stop_signal);
+	else if (is_stop_signal(sig))
+		drop_held(t, is_cont);
 
 	for (i = 0; i < t->npending; i++)
 		if (t->pending[i] == sig && sig < SIGRTMIN)
@@ -457,6 +495,22 @@ static long field_long(const char *text, const char *key)
 			p++;
 	}
 	return -1;
+}
+
+/* The hexadecimal mask after "@key:" in @text, or 0. */
+static unsigned long long field_hex(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+	const char *p = text;
+
+	while (p && *p) {
+		if (strncmp(p, key, n) == 0 && p[n] == ':')
+			return strtoull(p + n + 1, NULL, 16);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return 0;
 }
 
 /*
@@ -686,6 +740,8 @@ static int verify(struct tracee *t, const struct launch_opts *o)
 	if (getenv("CETCTL_FAULT_VERIFY"))
 		buf[0] = '\0';	/* a status that proves nothing */
 #endif
+	/* Signals the kernel holds for it (arrived while it stayed stopped). */
+	t->kernel_pending = field_hex(buf, "SigPnd") | field_hex(buf, "ShdPnd");
 	/* The right process: the only one this tracer traces. */
 	if (field_long(buf, "TracerPid") != t->proc_self)
 		return fail(t, LAUNCH_VERIFY, -ESRCH, "/proc/PID/status is not the traced program");
@@ -1155,6 +1211,15 @@ tracer(pid_t pid, int wfd, int gofd, bool yama, const struct launch_opts *o,
 	fault_point("verified", pid);
 	fault_log("verified", pid);
 
+	/* Signals still pending in the kernel arrived after every held one
+	 * (a held signal was dequeued; and the kernel cancels a pending
+	 * SIGCONT when a stop signal comes, and the other way round): their
+	 * stop/continue rules apply to the held ones too. */
+	if (t.kernel_pending & (1ULL << (SIGCONT - 1)))
+		drop_held(&t, is_stop_signal);
+	if (t.kernel_pending & ((1ULL << (SIGSTOP - 1)) | (1ULL << (SIGTSTP - 1)) |
+				(1ULL << (SIGTTIN - 1)) | (1ULL << (SIGTTOU - 1))))
+		drop_held(&t, is_cont);
 	/* Hand back the signals that arrived during start-up: all but the
 	 * first are queued now, the first goes with the detach. */
 	for (i = 1; i < t.npending; i++)

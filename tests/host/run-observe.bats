@@ -177,3 +177,18 @@ S
 	echo "$stderr"
 	[[ $stderr == *'already traced by process '*' (strace)'* ]]
 }
+
+@test "run signals: SIGSTOP or SIGTSTP then SIGCONT during start-up leave the program running" {
+	# the stop signal arrives (and is held) at one step, SIGCONT at a later one
+	local steps stop rc
+	for steps in exec-event:inject-enter exec-exit:injected inject-enter:inject-exit; do
+		for stop in 19 20; do
+			rc=0
+			CETCTL_FAULT=${steps%%:*}:sig=$stop CETCTL_FAULT2=${steps#*:}:sig=18 \
+				timeout -s KILL 20 "$FAULTS" run --trace-only sh -c 'exit 7' \
+				< /dev/null || rc=$?
+			echo "$steps $stop then 18: $rc"
+			[ "$rc" -eq 7 ]
+		done
+	done
+}
