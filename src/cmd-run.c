@@ -645,7 +645,11 @@ static int launch_failed(const struct launch_result *res, const char *path)
 {
 	int rc = start_failed(res, (void *)path);
 
-	if (res->stage == LAUNCH_EXEC || res->stage == LAUNCH_TRACER)
+	/* LAUNCH_TRACE before the exec: a seize that was answered but not
+	 * observed may have attached all the same, and a debugger attached
+	 * to us makes the seize fail: traced either way. */
+	if (res->stage == LAUNCH_EXEC || res->stage == LAUNCH_TRACER ||
+	    res->stage == LAUNCH_TRACE)
 		_exit(rc);
 	return rc;
 }
