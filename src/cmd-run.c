@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -54,25 +55,88 @@ struct run_opts {
 #define PRELOAD_NAME	"libcetctl-preload.so"
 #define GLIBC_CET_AWARE	"2.39"
 
-/* Build a message fully, then write it once: stderr is shared with the child. */
+/* Bytes of @s that make a printable UTF-8 character (U+00A0 and above,
+ * or printable ASCII other than the backslash) at its start, or 0. */
+static size_t printable_len(const unsigned char *s)
+{
+	unsigned long c;
+	size_t n, i;
+
+	if (*s >= 0x20 && *s < 0x7f && *s != '\\')
+		return 1;
+	if (*s >= 0xc2 && *s <= 0xdf)
+		n = 2, c = *s & 0x1f;
+	else if (*s >= 0xe0 && *s <= 0xef)
+		n = 3, c = *s & 0x0f;
+	else if (*s >= 0xf0 && *s <= 0xf4)
+		n = 4, c = *s & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	/* no C1 controls (a CSI is 0x9b), overlongs or surrogates */
+	if (c < 0xa0 || (n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * Build a message fully, then write it once: stderr is shared with the
+ * child. Whatever it quotes (a program's name may hold a newline or a
+ * terminal escape) is shown escaped, as util-linux does: a byte that is not
+ * part of a printable character as \xNN. The line always ends in a newline.
+ */
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
-	char buf[2048];
+	char raw[8192], buf[2048];
+	const unsigned char *p;
+	size_t n, k, room = sizeof(buf) - 1;	/* the newline */
 	va_list ap;
-	int n;
 
-	n = snprintf(buf, sizeof(buf), "cetctl: run: ");
 	va_start(ap, fmt);
-	vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	n = (int)strlen(buf);
-	if (n < (int)sizeof(buf) - 1) {
-		buf[n++] = '\n';
-		buf[n] = '\0';
+	n = (size_t)snprintf(buf, sizeof(buf), "cetctl: run: ");
+	for (p = (const unsigned char *)raw; *p; p += k) {
+		k = printable_len(p);
+		if (k) {
+			if (n + k > room)
+				break;
+			memcpy(buf + n, p, k);
+			n += k;
+		} else {
+			if (n + 4 > room)
+				break;
+			n += (size_t)snprintf(buf + n, 5, "\\x%02x", *p);
+			k = 1;
+		}
 	}
-	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
+	buf[n++] = '\n';
+	if (write(STDERR_FILENO, buf, n) < 0)
 		return;
+}
+
+/*
+ * A name for a message: shortened in the middle when long (the start and
+ * the end tell most), in @buf (NAME_SHOWN bytes).
+ */
+#define NAME_SHOWN	164
+static const char *shown(const char *name, char *buf)
+{
+	size_t len = strlen(name);
+
+	if (len < NAME_SHOWN)
+		return name;
+	memcpy(buf, name, 78);
+	memcpy(buf + 78, "...", 3);
+	memcpy(buf + 81, name + len - 78, 78);
+	buf[159] = '\0';
+	return buf;
 }
 
 /* ---- resolving the program (before anything else) ---- */
@@ -80,22 +144,23 @@ static void say(const char *fmt, ...)
 /* 0 and the path in @out; or CETCTL_EXIT_NOT_FOUND / CANNOT_EXEC with a message. */
 static int resolve_program(const char *prog, char *out, size_t size)
 {
+	char nbuf[NAME_SHOWN];
 	const char *path, *p;
 	struct stat st;
 	int saw_noexec = 0;
 
 	if (strchr(prog, '/')) {
 		if (stat(prog, &st) < 0) {
-			say("%s: %s", prog, strerror(errno));
+			say("%s: %s", shown(prog, nbuf), strerror(errno));
 			return errno == ENOENT || errno == ENOTDIR ?
 				CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
 		}
 		if (S_ISDIR(st.st_mode)) {
-			say("%s: %s", prog, strerror(EISDIR));
+			say("%s: %s", shown(prog, nbuf), strerror(EISDIR));
 			return CETCTL_EXIT_CANNOT_EXEC;
 		}
 		if (access(prog, X_OK) < 0) {
-			say("%s: %s", prog, strerror(errno));
+			say("%s: %s", shown(prog, nbuf), strerror(errno));
 			return CETCTL_EXIT_CANNOT_EXEC;
 		}
 		snprintf(out, size, "%s", prog);
@@ -124,10 +189,10 @@ static int resolve_program(const char *prog, char *out, size_t size)
 		p = e;
 	}
 	if (saw_noexec) {
-		say("%s: found in PATH but not executable", prog);
+		say("%s: found in PATH but not executable", shown(prog, nbuf));
 		return CETCTL_EXIT_CANNOT_EXEC;
 	}
-	say("%s: command not found in PATH", prog);
+	say("%s: command not found in PATH", shown(prog, nbuf));
 	return CETCTL_EXIT_NOT_FOUND;
 }
 
@@ -435,14 +500,52 @@ static const char *errname(int err)
 }
 
 /*
+ * Why a seize may say EPERM: a tracer already attached (a debugger, strace:
+ * /proc says which), else a policy. In @buf.
+ */
+static const char *eperm_hint(char *buf, size_t size)
+{
+	char status[4096], path[64], comm[64] = "";
+	const char *p;
+	long tracer = 0;
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, status, sizeof(status) - 1);
+		close(fd);
+		status[n > 0 ? n : 0] = '\0';
+		p = strstr(status, "\nTracerPid:");
+		if (p)
+			tracer = strtol(p + 11, NULL, 10);
+	}
+	if (tracer <= 0)
+		return " (ptrace is not permitted here: seccomp, a container policy or Yama may "
+		       "forbid it)";
+	snprintf(path, sizeof(path), "/proc/%ld/comm", tracer);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		comm[n > 0 ? n : 0] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+	}
+	snprintf(buf, size, " (cetctl is already traced by process %ld%s%s%s: a debugger or "
+		 "strace; a process has one tracer)", tracer, *comm ? " (" : "", comm,
+		 *comm ? ")" : "");
+	return buf;
+}
+
+/*
  * The one line for a failed start-up, and the exit status: 125, or 126/127
  * when the exec itself failed. Called in cetctl before the exec and in the
  * tracer after it (the program is then made to exit with the status).
  */
 static int start_failed(const struct launch_result *r, void *arg)
 {
-	const char *path = arg;
-	char feat[64], lock[64], ibuf[PATH_MAX];
+	char feat[64], lock[64], ibuf[PATH_MAX], nbuf[NAME_SHOWN];
+	const char *path = shown(arg, nbuf);
 	const char *blocked;
 	int err = -r->err;
 
@@ -456,8 +559,7 @@ static int start_failed(const struct launch_result *r, void *arg)
 	case LAUNCH_TRACE:
 		say("cannot trace the start-up of %s: %s: %s (%s)%s; program not run", path,
 		    r->what ? r->what : launch_stage_str(r->stage), strerror(err), errname(err),
-		    err == EPERM ? " (ptrace is not permitted here: seccomp, a container "
-		    "policy or Yama may forbid it)" : "");
+		    err == EPERM ? eperm_hint(ibuf, sizeof(ibuf)) : "");
 		return CETCTL_EXIT_RUN_FAILED;
 	case LAUNCH_TRACER:
 		say("the start-up tracer of %s went away before the exec; program not run", path);
@@ -483,7 +585,7 @@ static int start_failed(const struct launch_result *r, void *arg)
 			say("cannot enable %s for %s: the features are already locked "
 			    "(arch_prctl(ARCH_SHSTK_ENABLE): EPERM)", what, path);
 		else if (err == EINVAL &&
-			 (blocked = legacy_elf_blocked(path, ibuf, sizeof(ibuf))) != NULL)
+			 (blocked = legacy_elf_blocked(arg, ibuf, sizeof(ibuf))) != NULL)
 			say("cannot enable %s for %s: the kernel refuses shadow stacks for this "
 			    "program because %s carries the old IBT/SHSTK ELF marking (legacy-ELF "
 			    "policy; see cetctl info) (arch_prctl(ARCH_SHSTK_ENABLE): EINVAL)",
@@ -543,9 +645,83 @@ static int launch_failed(const struct launch_result *res, const char *path)
 {
 	int rc = start_failed(res, (void *)path);
 
-	if (res->stage == LAUNCH_EXEC || res->stage == LAUNCH_TRACER)
+	/* LAUNCH_TRACE before the exec: a seize that was answered but not
+	 * observed may have attached all the same, and a debugger attached
+	 * to us makes the seize fail: traced either way. */
+	if (res->stage == LAUNCH_EXEC || res->stage == LAUNCH_TRACER ||
+	    res->stage == LAUNCH_TRACE)
 		_exit(rc);
 	return rc;
+}
+
+/* ---- PID 1 and subreapers ---- */
+
+/*
+ * When cetctl is the init of a pid namespace (a container's entrypoint) or
+ * a child subreaper, the start-up's helper processes, orphaned, would be
+ * handed to the program itself, whose wait() would reap the tracer instead
+ * of its own worker. Then cetctl does not become the program: it forks it
+ * and stays its parent, as a container's init does: the program's children
+ * and wait() are its own; cetctl forwards every signal it can catch to the
+ * program, reaps whatever orphan is handed to it (the tracer among them),
+ * and exits with the program's status (128+N for a signal N as PID 1,
+ * where raising it on itself would be ignored; re-raised otherwise).
+ * Returns -1 in the child (which goes on to start the program), or the
+ * status to exit with.
+ */
+static int stay_parent(void)
+{
+	sigset_t all, old;
+	siginfo_t si;
+	pid_t child, r;
+	int st, sig;
+
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	child = fork();
+	if (child < 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		say("cannot fork the program (cetctl stays its parent as PID 1 or a "
+		    "subreaper): %s; program not run", strerror(errno));
+		return CETCTL_EXIT_RUN_FAILED;
+	}
+	if (child == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return -1;
+	}
+	for (;;) {
+		sig = sigwaitinfo(&all, &si);
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			kill(child, sig);
+			continue;
+		}
+		while ((r = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (r != child)
+				continue;	/* an orphan handed to us: reaped */
+			if (WIFEXITED(st))
+				return WEXITSTATUS(st);
+			sig = WTERMSIG(st);
+			if (getpid() != 1) {
+				signal(sig, SIG_DFL);
+				sigemptyset(&all);
+				sigaddset(&all, sig);
+				sigprocmask(SIG_UNBLOCK, &all, NULL);
+				raise(sig);
+			}
+			return 128 + sig;
+		}
+	}
+}
+
+static bool init_like(void)
+{
+	int subreaper = 0;
+
+	return getpid() == 1 ||
+	       (prctl(PR_GET_CHILD_SUBREAPER, (unsigned long)&subreaper, 0, 0, 0) == 0 &&
+		subreaper);
 }
 
 /* ---- the command ---- */
@@ -604,7 +780,7 @@ int cmd_run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_opts o = { .lock = true, .preload = true, .method = METHOD_AUTO };
-	char path[PATH_MAX], why[512], libc[PATH_MAX], pbuf[PATH_MAX];
+	char path[PATH_MAX], why[512], libc[PATH_MAX], pbuf[PATH_MAX], nbuf[NAME_SHOWN];
 	struct launch_opts lo = { 0 };
 	struct launch_result res;
 	const char *preload = NULL;
@@ -674,7 +850,7 @@ int cmd_run(int argc, char **argv)
 	if (!o.shstk && !o.trace_only) {
 		execve(path, argv, environ);
 		err = errno;
-		say("%s: %s", path, strerror(err));
+		say("%s: %s", shown(path, nbuf), strerror(err));
 		return err == ENOENT ? CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
 	}
 
@@ -708,7 +884,20 @@ int cmd_run(int argc, char **argv)
 	}
 
 	if (!supported) {
-		say("this CPU/kernel cannot do shadow stacks (%s); %s was not started", why, path);
+		say("this CPU/kernel cannot do shadow stacks (%s); %s was not started", why,
+		    shown(path, nbuf));
+		return CETCTL_EXIT_RUN_FAILED;
+	}
+
+	/* A program we may execute but not read: the kernel makes its process
+	 * non-dumpable, and then hides it from its own tracer (/proc/PID/exe,
+	 * auxv, its memory); nothing could be verified, nor could it be made
+	 * to exit by itself. Refused before it runs. (Swapped in after this
+	 * check, it is killed at the first failed read.) */
+	if (faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) < 0 && errno == EACCES) {
+		say("refusing to run %s: it is execute-only for you (not readable): the kernel "
+		    "hides such a process from its tracer, so its start-up cannot be verified; "
+		    "program not run", shown(path, nbuf));
 		return CETCTL_EXIT_RUN_FAILED;
 	}
 
@@ -723,6 +912,12 @@ int cmd_run(int argc, char **argv)
 			    "makecontext/swapcontext are not covered", gnu_get_libc_version(),
 			    o.preload ? "longjmp is kept consistent by the preload library" :
 			    "longjmp will fault (--no-preload)");
+	}
+
+	if (init_like()) {
+		rc = stay_parent();
+		if (rc >= 0)
+			return rc;
 	}
 
 	if (o.method == METHOD_GLIBC) {

@@ -52,6 +52,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <poll.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/ptrace.h>
@@ -93,6 +96,7 @@ struct tracee {
 	unsigned long entry;	/* AT_ENTRY: the program's own entry point */
 	struct user_regs_struct saved;	/* registers at the execve exit stop */
 	bool have_regs;
+	unsigned long long kernel_pending;	/* SigPnd|ShdPnd at the last check */
 	struct launch_result *res;
 };
 
@@ -103,6 +107,7 @@ struct tracee {
  * dies of SIGKILL), exit (it exits 3), sig=N (signal N to the program),
  * pgsig=N (signal N to the program's process group), sleep=MS, closefds
  * (close every descriptor above stderr, then linger 300 ms).
+ * CETCTL_FAULT2: a second one, the same way (two steps, two signals).
  * CETCTL_FAULT_VERIFY=1: the final check reads an empty /proc/PID/status.
  * CETCTL_FAULT_YAMA=1: the hand-shake Yama's relational ptrace_scope needs,
  * where there is no Yama (the protocol, not Yama's permission check).
@@ -110,9 +115,9 @@ struct tracee {
  * detaches, so a test can tell a program released by a verified start-up.
  */
 #ifdef CETCTL_FAULT_HOOKS
-static void fault_point(const char *step, pid_t program)
+static void fault_act(const char *f, const char *step, pid_t program)
 {
-	const char *f = getenv("CETCTL_FAULT"), *colon;
+	const char *colon;
 	size_t n = strlen(step);
 
 	if (!f || strncmp(f, step, n) || f[n] != ':')
@@ -124,6 +129,7 @@ static void fault_point(const char *step, pid_t program)
 		_exit(3);
 	else if (strncmp(colon, "sig=", 4) == 0)
 		kill(program, atoi(colon + 4));
+
 	else if (strncmp(colon, "pgsig=", 6) == 0)
 		kill(-getpgid(program), atoi(colon + 6));
 	else if (strncmp(colon, "sleep=", 6) == 0)
@@ -133,6 +139,12 @@ static void fault_point(const char *step, pid_t program)
 		syscall(SYS_close_range, 3U, ~0U, 0U);
 		usleep(300 * 1000);
 	}
+}
+
+static void fault_point(const char *step, pid_t program)
+{
+	fault_act(getenv("CETCTL_FAULT"), step, program);
+	fault_act(getenv("CETCTL_FAULT2"), step, program);
 }
 
 static void fault_log(const char *what, pid_t pid)
@@ -174,6 +186,101 @@ static int fail(struct tracee *t, enum launch_stage stage, int err, const char *
 	return -1;
 }
 
+/*
+ * The registers, as read: a PTRACE_GETREGS answered 0 by a filter writes
+ * nothing, so the buffer is filled with a pattern no real register set has
+ * (cs is 0x33 or 0x23) and an untouched one is a failure.
+ */
+static int get_regs(struct tracee *t, struct user_regs_struct *regs)
+{
+	memset(regs, 0xa5, sizeof(*regs));
+	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)regs) < 0)
+		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GETREGS");
+	if (regs->cs == 0xa5a5a5a5a5a5a5a5ULL)
+		return fail(t, LAUNCH_TRACE, -EPROTO, "PTRACE_GETREGS returned no registers");
+	return 0;
+}
+
+/*
+ * Set the registers and read them back: they count as set only when
+ * PTRACE_GETREGS shows them (a PTRACE_SETREGS answered 0 changes nothing,
+ * and resuming then would run the program's own code).
+ */
+static int set_regs(struct tracee *t, const struct user_regs_struct *want)
+{
+	struct user_regs_struct got;
+
+	if (pt(PTRACE_SETREGS, t->pid, 0, (unsigned long)want) < 0)
+		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_SETREGS");
+	if (get_regs(t, &got) < 0)
+		return -1;
+	if (got.rip != want->rip || got.rax != want->rax || got.orig_rax != want->orig_rax ||
+	    got.rdi != want->rdi || got.rsi != want->rsi || got.rdx != want->rdx ||
+	    got.rbx != want->rbx || got.rsp != want->rsp || got.cs != want->cs)
+		return fail(t, LAUNCH_TRACE, -EPROTO,
+			    "PTRACE_SETREGS: the registers read back are not the ones set");
+	return 0;
+}
+
+/* The same through the other interface, PTRACE_SETREGSET (NT_PRSTATUS),
+ * and read back through PTRACE_GETREGSET: the way out when the first was
+ * answered without effect, to make the program exit by itself. */
+static int set_regs_regset(struct tracee *t, const struct user_regs_struct *want)
+{
+	struct user_regs_struct got, w = *want;
+	struct iovec iov = { &w, sizeof(w) };
+
+	if (pt(PTRACE_SETREGSET, t->pid, NT_PRSTATUS, (unsigned long)&iov) < 0)
+		return -1;
+	memset(&got, 0xa5, sizeof(got));
+	iov = (struct iovec){ &got, sizeof(got) };
+	if (pt(PTRACE_GETREGSET, t->pid, NT_PRSTATUS, (unsigned long)&iov) < 0 ||
+	    iov.iov_len != sizeof(got) || got.rip != want->rip || got.rax != want->rax ||
+	    got.orig_rax != want->orig_rax || got.rdi != want->rdi || got.rbx != want->rbx ||
+	    got.cs != want->cs)
+		return -1;
+	return 0;
+}
+
+/*
+ * The program's text as the kernel has it, read with process_vm_readv(),
+ * which answers with a byte count (a filter answering 0 cannot pass for
+ * it). 0, or -1 with the result filled.
+ */
+static int read_text(struct tracee *t, unsigned long addr, unsigned long *word)
+{
+	struct iovec local = { word, sizeof(*word) };
+	struct iovec remote = { (void *)addr, sizeof(*word) };
+	ssize_t n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
+
+	if (n != (ssize_t)sizeof(*word))
+		return fail(t, LAUNCH_TRACE, n < 0 ? -errno : -EPROTO,
+			    "reading the program's text (process_vm_readv)");
+	return 0;
+}
+
+/* PTRACE_POKETEXT, counted as done only when the text reads back so. */
+static int write_text(struct tracee *t, unsigned long addr, unsigned long word)
+{
+	unsigned long back;
+
+	if (pt(PTRACE_POKETEXT, t->pid, addr, word) < 0)
+		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
+	if (read_text(t, addr, &back) < 0)
+		return -1;
+	if (back != word)
+		return fail(t, LAUNCH_TRACE, -EPROTO,
+			    "PTRACE_POKETEXT: the text read back is not the one written");
+	return 0;
+}
+
+/*
+ * Wait for an event of @pid, with no bound in time: used only where the
+ * program may legitimately stay stopped (job control before the exec, the
+ * loader's phase). Every answer is an event or an error: a wait that
+ * returns without a process (0, or another pid: a seccomp filter answering
+ * wait4 with 0) is one, never a reason to ask again.
+ */
 static int wait_tracee(pid_t pid, int *status)
 {
 	for (;;) {
@@ -181,8 +288,89 @@ static int wait_tracee(pid_t pid, int *status)
 
 		if (r == pid)
 			return 0;
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r < 0 ? -errno : -EPROTO;
+	}
+}
+
+/* How long the tracer waits for a stop it caused (the program runs none of
+ * its own code there): generous, for emulators on a loaded machine. */
+static int step_timeout_ms(void)
+{
+#ifdef CETCTL_FAULT_HOOKS
+	const char *ms = getenv("CETCTL_FAULT_TIMEOUT_MS");
+
+	if (ms)
+		return atoi(ms);
+#endif
+	return 20000;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	/* the vDSO: no system call a filter could answer */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Forget the SIGCHLDs of events already waited for (see wait_bounded()). */
+static void drain_chld(void)
+{
+	struct timespec zero = { 0, 0 };
+	sigset_t chld;
+	int i;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (i = 0; i < 4 && sigtimedwait(&chld, NULL, &zero) == SIGCHLD; i++)
+		;
+}
+
+/*
+ * Wait for an event of @pid that the tracer caused, bounded in time: a
+ * request the kernel did not carry out (answered 0 by a filter) leaves the
+ * program where it was and no event comes. The tracer has SIGCHLD blocked
+ * (tracer()); the kernel sends it one for each stop or death of its
+ * tracee, so it sleeps in sigtimedwait between non-blocking waits. The
+ * caller drains SIGCHLD (drain_chld()) before the request that causes the
+ * event: a SIGCHLD from the program that no wait returns is then a lie
+ * (the kernel makes a stop or death visible to wait before it signals).
+ */
+static int wait_bounded(pid_t pid, int *status)
+{
+	long long deadline = now_ms() + step_timeout_ms(), left;
+	struct timespec ts;
+	siginfo_t si;
+	sigset_t chld;
+	pid_t r;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		r = waitpid(pid, status, __WALL | WNOHANG);
+		if (r == pid)
+			return 0;
 		if (r < 0 && errno != EINTR)
 			return -errno;
+		if (r > 0)
+			return -EPROTO;
+		left = deadline - now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		ts.tv_sec = left / 1000;
+		ts.tv_nsec = (left % 1000) * 1000000;
+		memset(&si, 0, sizeof(si));
+		if (sigtimedwait(&chld, &si, &ts) != SIGCHLD || si.si_pid != pid)
+			continue;
+		r = waitpid(pid, status, __WALL | WNOHANG);
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		return -EPROTO;	/* the kernel said it stopped; wait says nothing */
 	}
 }
 
@@ -191,9 +379,38 @@ static bool is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+/* Drop the held signals @drop says to drop (as the kernel drops pending
+ * ones when a stop or continue signal is sent). */
+static void drop_held(struct tracee *t, bool (*drop)(int sig))
+{
+	int i, n = 0;
+
+	for (i = 0; i < t->npending; i++)
+		if (!drop(t->pending[i]))
+			t->pending[n++] = t->pending[i];
+	t->npending = n;
+}
+
+static bool is_cont(int sig)
+{
+	return sig == SIGCONT;
+}
+
+/*
+ * Hold a signal for the detach, with the kernel's stop/continue rules
+ * applied in arrival order: a SIGCONT cancels the stop signals held before
+ * it, a stop signal the SIGCONTs. A SIGSTOP then SIGCONT pair leaves the
+ * program running, as it would a plain child (handing both back, the
+ * SIGCONT would act first, at its sending, and the stop last).
+ */
 static void hold_signal(struct tracee *t, int sig)
 {
 	int i;
+
+	if (sig == SIGCONT)
+		drop_held(t, is_stop_signal);
+	else if (is_stop_signal(sig))
+		drop_held(t, is_cont);
 
 	for (i = 0; i < t->npending; i++)
 		if (t->pending[i] == sig && sig < SIGRTMIN)
@@ -214,12 +431,15 @@ static int resume_until(struct tracee *t, int req, int want)
 	int status, ret;
 
 	for (;;) {
+		drain_chld();
 		if (pt(req, t->pid, 0, 0) < 0)
 			return fail(t, LAUNCH_TRACE, -errno,
 				    req == PTRACE_CONT ? "PTRACE_CONT" : "PTRACE_SYSCALL");
-		ret = wait_tracee(t->pid, &status);
+		ret = wait_bounded(t->pid, &status);
 		if (ret < 0)
-			return fail(t, LAUNCH_TRACE, ret, "waitpid");
+			return fail(t, LAUNCH_TRACE, ret, req == PTRACE_CONT ?
+				    "waiting for the stop after PTRACE_CONT" :
+				    "waiting for the stop after PTRACE_SYSCALL");
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			t->res->wstatus = status;
 			t->pid = 0;	/* gone */
@@ -275,6 +495,22 @@ static long field_long(const char *text, const char *key)
 			p++;
 	}
 	return -1;
+}
+
+/* The hexadecimal mask after "@key:" in @text, or 0. */
+static unsigned long long field_hex(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+	const char *p = text;
+
+	while (p && *p) {
+		if (strncmp(p, key, n) == 0 && p[n] == ':')
+			return strtoull(p + n + 1, NULL, 16);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return 0;
 }
 
 /*
@@ -389,25 +625,22 @@ static int poke_at(struct tracee *t, unsigned long addr, unsigned long insn)
 	if (!t->poked) {
 		t->spot = addr;
 		t->nwords = (addr & 7) == 7 ? 2 : 1;
-		for (i = 0; i < t->nwords; i++) {
-			errno = 0;
-			t->word[i] = (unsigned long)pt(PTRACE_PEEKTEXT, t->pid, aligned + 8UL * i, 0);
-			if (errno)
-				return fail(t, LAUNCH_TRACE, -errno, "PTRACE_PEEKTEXT at the entry point");
-		}
+		for (i = 0; i < t->nwords; i++)
+			if (read_text(t, aligned + 8UL * i, &t->word[i]) < 0)
+				return -1;
 	}
 	if (t->nwords == 1) {
 		patched = (t->word[0] & ~(0xffffUL << shift)) | (insn << shift);
-		if (pt(PTRACE_POKETEXT, t->pid, aligned, patched) < 0)
-			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
+		if (write_text(t, aligned, patched) < 0)
+			return -1;
 	} else {
 		patched = (t->word[0] & ~(0xffUL << 56)) | ((insn & 0xff) << 56);
-		if (pt(PTRACE_POKETEXT, t->pid, aligned, patched) < 0)
-			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
 		t->poked = true;	/* from here, restore() puts the first word back */
+		if (write_text(t, aligned, patched) < 0)
+			return -1;
 		patched = (t->word[1] & ~0xffUL) | (insn >> 8);
-		if (pt(PTRACE_POKETEXT, t->pid, aligned + 8, patched) < 0)
-			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
+		if (write_text(t, aligned + 8, patched) < 0)
+			return -1;
 	}
 	t->poked = true;
 	return 0;
@@ -418,16 +651,13 @@ static bool poke_intact(struct tracee *t, unsigned long insn)
 {
 	unsigned long aligned = t->spot & ~7UL, w;
 
-	errno = 0;
-	w = (unsigned long)pt(PTRACE_PEEKTEXT, t->pid, aligned, 0);
-	if (errno)
+	if (read_text(t, aligned, &w) < 0)
 		return false;
 	if (t->nwords == 1)
 		return ((w >> ((t->spot & 7) * 8)) & 0xffff) == insn;
 	if ((w >> 56) != (insn & 0xff))
 		return false;
-	w = (unsigned long)pt(PTRACE_PEEKTEXT, t->pid, aligned + 8, 0);
-	return !errno && (w & 0xff) == (insn >> 8);
+	return read_text(t, aligned + 8, &w) == 0 && (w & 0xff) == (insn >> 8);
 }
 
 /*
@@ -456,8 +686,8 @@ static int remote_syscall(struct tracee *t, long nr, unsigned long a1, unsigned 
 	regs.orig_rax = (unsigned long long)-1;
 	regs.rdi = a1;
 	regs.rsi = a2;
-	if (pt(PTRACE_SETREGS, t->pid, 0, (unsigned long)&regs) < 0)
-		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_SETREGS");
+	if (set_regs(t, &regs) < 0)
+		return -1;
 	fault_point("inject-enter", t->pid);
 	if (resume_until(t, PTRACE_SYSCALL, SIGTRAP | 0x80) < 0)
 		return -1;
@@ -466,8 +696,8 @@ static int remote_syscall(struct tracee *t, long nr, unsigned long a1, unsigned 
 	fault_point("inject-exit", t->pid);
 	if (resume_until(t, PTRACE_SYSCALL, SIGTRAP | 0x80) < 0)
 		return -1;
-	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&regs) < 0)
-		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GETREGS");
+	if (get_regs(t, &regs) < 0)
+		return -1;
 	if (regs.orig_rax != (unsigned long long)nr || regs.rip != t->spot + 2)
 		return fail(t, LAUNCH_TRACE, -EPROTO, "syscall stops of the injected call");
 	*result = (long)regs.rax;
@@ -480,8 +710,8 @@ static int unpoke(struct tracee *t)
 	int i;
 
 	for (i = 0; t->poked && i < t->nwords; i++)
-		if (pt(PTRACE_POKETEXT, t->pid, (t->spot & ~7UL) + 8UL * i, t->word[i]) < 0)
-			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT (restore)");
+		if (write_text(t, (t->spot & ~7UL) + 8UL * i, t->word[i]) < 0)
+			return -1;
 	t->poked = false;
 	return 0;
 }
@@ -491,9 +721,7 @@ static int restore(struct tracee *t)
 {
 	if (unpoke(t) < 0)
 		return -1;
-	if (pt(PTRACE_SETREGS, t->pid, 0, (unsigned long)&t->saved) < 0)
-		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_SETREGS (restore)");
-	return 0;
+	return set_regs(t, &t->saved);
 }
 
 /* Trust, but verify, from the kernel, for the stopped program. */
@@ -512,6 +740,8 @@ static int verify(struct tracee *t, const struct launch_opts *o)
 	if (getenv("CETCTL_FAULT_VERIFY"))
 		buf[0] = '\0';	/* a status that proves nothing */
 #endif
+	/* Signals the kernel holds for it (arrived while it stayed stopped). */
+	t->kernel_pending = field_hex(buf, "SigPnd") | field_hex(buf, "ShdPnd");
 	/* The right process: the only one this tracer traces. */
 	if (field_long(buf, "TracerPid") != t->proc_self)
 		return fail(t, LAUNCH_VERIFY, -ESRCH, "/proc/PID/status is not the traced program");
@@ -577,8 +807,11 @@ static int to_entry(struct tracee *t, const struct launch_opts *o)
 		if (!WIFSTOPPED(status))
 			continue;
 		if ((status >> 8) == (SIGTRAP | 0x80)) {
-			if (pt(PTRACE_GET_SYSCALL_INFO, t->pid, sizeof(info), (unsigned long)&info) < 0)
-				return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GET_SYSCALL_INFO");
+			/* it answers with a size: 0 is no answer */
+			if ((ret = (int)pt(PTRACE_GET_SYSCALL_INFO, t->pid, sizeof(info),
+					   (unsigned long)&info)) <= 0)
+				return fail(t, LAUNCH_TRACE, ret < 0 ? -errno : -EPROTO,
+					    "PTRACE_GET_SYSCALL_INFO");
 			if (!t->poked) {
 				/* the exit stop of a fork: the marker back */
 				if (info.op == PTRACE_SYSCALL_INFO_EXIT &&
@@ -607,8 +840,8 @@ static int to_entry(struct tracee *t, const struct launch_opts *o)
 		}
 	}
 	/* At the entry point, no instruction of the program run yet. */
-	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&regs) < 0)
-		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GETREGS");
+	if (get_regs(t, &regs) < 0)
+		return -1;
 	regs.rax = regs.orig_rax;
 	regs.orig_rax = (unsigned long long)-1;
 	regs.rip = t->entry;
@@ -630,8 +863,8 @@ static int after_exec(struct tracee *t, const struct launch_opts *o)
 	 * where rip is the entry point and no instruction has run. */
 	if (resume_until(t, PTRACE_SYSCALL, SIGTRAP | 0x80) < 0)
 		return -1;
-	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&t->saved) < 0)
-		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GETREGS");
+	if (get_regs(t, &t->saved) < 0)
+		return -1;
 	t->have_regs = true;
 	t->res->entry = t->saved.rip;
 	fault_point("exec-exit", t->pid);
@@ -685,7 +918,9 @@ static int after_exec(struct tracee *t, const struct launch_opts *o)
 /*
  * The start-up failed after the exec: the program must not run. Make it
  * exit with @code before its first instruction (an injected exit_group at
- * the execve exit stop), or kill it.
+ * the execve exit stop), or kill it. It is resumed only once the kernel
+ * shows the system-call instruction in its text and the registers that
+ * make it exit_group(@code) (read back); any doubt is a SIGKILL.
  */
 static void stop_program(struct tracee *t, int code)
 {
@@ -705,25 +940,52 @@ static void stop_program(struct tracee *t, int code)
 	regs.rax = compat ? NR32_EXIT_GROUP : SYS_exit_group;
 	regs.orig_rax = (unsigned long long)-1;
 	regs.rdi = regs.rbx = (unsigned long long)code;
-	if (pt(PTRACE_SETREGS, t->pid, 0, (unsigned long)&regs) < 0)
+	if (set_regs(t, &regs) < 0 && set_regs_regset(t, &regs) < 0)
 		goto kill;
-	for (i = 0; i < 64; i++) {
-		if (pt(PTRACE_CONT, t->pid, 0, 0) < 0 || wait_tracee(t->pid, &status) < 0)
+	/* signals arriving meanwhile stop it before the instruction: dropped */
+	for (i = 0; i < 16; i++) {
+		drain_chld();
+		if (pt(PTRACE_CONT, t->pid, 0, 0) < 0 || wait_bounded(t->pid, &status) < 0)
 			break;
 		if (WIFEXITED(status) || WIFSIGNALED(status))
 			return;
 	}
 kill:
+	/* Not waited for: the init of a pid namespace ignores a SIGKILL from
+	 * inside it; the kernel's kill-on-exit, when the tracer leaves right
+	 * after this, does not (every caller exits next). */
 	kill(t->pid, SIGKILL);
-	wait_tracee(t->pid, &status);
 }
 
 /* Messages from T to P. */
 enum { MSG_SEIZED = 1, MSG_ERR };
+/* The step that failed before the exec, for the message: which call. */
+enum pre_step {
+	STEP_FORK,		/* cloning the tracer (RLIMIT_NPROC: EAGAIN) */
+	STEP_SEIZE,		/* PTRACE_SEIZE said no */
+	STEP_PROC,		/* finding the program in /proc */
+	STEP_INTERRUPT,		/* PTRACE_INTERRUPT said no */
+	STEP_OBSERVE,		/* no ptrace stop of the program seen */
+	STEP_TRACERPID,		/* /proc does not name the tracer */
+};
 struct msg {
 	int kind;
 	int err;	/* ERR: errno of the failed step */
+	int step;	/* ERR: enum pre_step */
 };
+
+static const char *pre_step_str(int step)
+{
+	switch (step) {
+	case STEP_FORK:		return "fork of the tracer";
+	case STEP_SEIZE:	return "PTRACE_SEIZE";
+	case STEP_PROC:		return "finding the program in /proc";
+	case STEP_INTERRUPT:	return "PTRACE_SEIZE answered, but PTRACE_INTERRUPT of the program failed";
+	case STEP_OBSERVE:	return "PTRACE_SEIZE answered, but no ptrace stop of the program seen";
+	case STEP_TRACERPID:	return "PTRACE_SEIZE answered, but /proc/PID/status names another tracer";
+	}
+	return "starting the tracer";
+}
 
 static ssize_t xread(int fd, void *buf, size_t n)
 {
@@ -790,6 +1052,78 @@ static void close_pipe(int p[2])
 	p[0] = p[1] = -1;
 }
 
+/* Before the exec: pass a stop of the caller on as if it were not traced
+ * (signals delivered, group-stops kept with PTRACE_LISTEN). */
+static void pass_stop(pid_t pid, int status)
+{
+	if ((status >> 16) == PTRACE_EVENT_STOP) {
+		if (is_stop_signal(WSTOPSIG(status)))
+			pt(PTRACE_LISTEN, pid, 0, 0);	/* a group-stop */
+		else
+			pt(PTRACE_CONT, pid, 0, 0);
+	} else if ((status >> 16) == 0) {
+		pt(PTRACE_CONT, pid, 0, (unsigned long)WSTOPSIG(status));
+	} else {
+		pt(PTRACE_CONT, pid, 0, 0);
+	}
+}
+
+/* The TracerPid /proc/PID/status gives, or -1. */
+static long tracer_pid(const struct tracee *t)
+{
+	char path[64], buf[4096];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)t->proc_pid);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return field_long(buf, "TracerPid");
+}
+
+/*
+ * The seize counts only when observed: a ptrace stop of the caller, which
+ * only its tracer's wait returns (we are not its parent), forced with
+ * PTRACE_INTERRUPT; and /proc naming us as its tracer. A PTRACE_SEIZE that
+ * answered 0 without attaching (a seccomp filter, a supervisor) fails
+ * here, before the caller execs anything. 0; 1 when the caller died;
+ * -errno with *step set.
+ */
+static int observe_seize(struct tracee *t, int *step)
+{
+	int status, ret;
+
+	*step = STEP_PROC;
+	if (resolve_proc_pid(t) < 0)
+		return t->res->err;
+	*step = STEP_INTERRUPT;
+	drain_chld();
+	if (pt(PTRACE_INTERRUPT, t->pid, 0, 0) < 0)
+		return -errno;	/* ESRCH: not ours, whatever the seize said */
+	*step = STEP_OBSERVE;
+	ret = wait_bounded(t->pid, &status);
+	if (ret < 0)
+		return ret;
+	if (!WIFSTOPPED(status))
+		return 1;
+	*step = STEP_TRACERPID;
+	if (tracer_pid(t) != t->proc_self)
+		return -EPROTO;
+	/* a signal's stop may come first: the interrupt's follows, later */
+	pass_stop(t->pid, status);
+	return 0;
+}
+
+/* After a failure before the exec: the caller may be traced (kill-on-exit),
+ * so let it say why and exit first; bounded. */
+static void __attribute__((noreturn)) leave_after(pid_t pid)
+{
+	struct pollfd p = { .events = POLLIN };
+
+	p.fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (p.fd > 0)
+		poll(&p, 1, 5000);
+	_exit(0);
+}
+
 static void __attribute__((noreturn))
 tracer(pid_t pid, int wfd, int gofd, bool yama, const struct launch_opts *o,
        launch_report_fn report, void *arg)
@@ -797,7 +1131,8 @@ tracer(pid_t pid, int wfd, int gofd, bool yama, const struct launch_opts *o,
 	struct launch_result res = { 0 };
 	struct tracee t = { .pid = pid, .res = &res };
 	struct msg m;
-	int status, i, devnull;
+	int status, i, devnull, step, ret;
+	sigset_t chld;
 	char go;
 
 	/* Not stopped by the terminal (a write from a background group with
@@ -807,6 +1142,11 @@ tracer(pid_t pid, int wfd, int gofd, bool yama, const struct launch_opts *o,
 	signal(SIGTTIN, SIG_IGN);
 	signal(SIGTSTP, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	/* the kernel's word that the tracee stopped or died (wait_bounded()) */
+	signal(SIGCHLD, SIG_DFL);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
 	fault_point("t-start", pid);
 	/* Under Yama, only once P has named C (whose descendant we are). */
 	if (yama && xread(gofd, &go, 1) != 1)
@@ -814,12 +1154,23 @@ tracer(pid_t pid, int wfd, int gofd, bool yama, const struct launch_opts *o,
 	fault_point("t-seize", pid);
 	if (pt(PTRACE_SEIZE, pid, 0,
 	       PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD) < 0) {
-		m = (struct msg){ MSG_ERR, errno };
+		m = (struct msg){ MSG_ERR, errno, STEP_SEIZE };
 		xwrite(wfd, &m, sizeof(m));
 		_exit(0);
 	}
 	fault_point("t-seized", pid);
-	m = (struct msg){ MSG_SEIZED, 0 };
+	ret = observe_seize(&t, &step);
+	if (ret > 0)
+		_exit(0);	/* the caller died: nothing was started */
+	if (ret < 0) {
+		/* It may be stopped (by the interrupt) and ours: let it go, so
+		 * that it can say why and exit; it runs nothing but cetctl. */
+		pt(PTRACE_DETACH, pid, 0, 0);
+		m = (struct msg){ MSG_ERR, -ret, step };
+		xwrite(wfd, &m, sizeof(m));
+		leave_after(pid);
+	}
+	m = (struct msg){ MSG_SEIZED, 0, 0 };
 	xwrite(wfd, &m, sizeof(m));
 
 	/* Keep only stderr (for the one line): the caller's files are the
@@ -830,10 +1181,6 @@ tracer(pid_t pid, int wfd, int gofd, bool yama, const struct launch_opts *o,
 		dup2(devnull, STDOUT_FILENO);
 	}
 	syscall(SYS_close_range, 3U, ~0U, 0U);
-
-	/* While P execs: its pid as /proc numbers it (the same after the exec);
-	 * a failure is reported at the execve exit stop (after_exec). */
-	resolve_proc_pid(&t);
 
 	/* Before the exec the caller is still cetctl: whatever happens to it
 	 * happens as if it were not traced (signals pass, stops stay stops).
@@ -846,16 +1193,7 @@ tracer(pid_t pid, int wfd, int gofd, bool yama, const struct launch_opts *o,
 			continue;
 		if ((status >> 8) == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
 			break;
-		if ((status >> 16) == PTRACE_EVENT_STOP) {
-			if (is_stop_signal(WSTOPSIG(status)))
-				pt(PTRACE_LISTEN, pid, 0, 0);	/* a group-stop */
-			else
-				pt(PTRACE_CONT, pid, 0, 0);
-		} else if ((status >> 16) == 0) {
-			pt(PTRACE_CONT, pid, 0, (unsigned long)WSTOPSIG(status));
-		} else {
-			pt(PTRACE_CONT, pid, 0, 0);
-		}
+		pass_stop(pid, status);
 	}
 
 	if (after_exec(&t, o) < 0) {
@@ -873,6 +1211,15 @@ tracer(pid_t pid, int wfd, int gofd, bool yama, const struct launch_opts *o,
 	fault_point("verified", pid);
 	fault_log("verified", pid);
 
+	/* Signals still pending in the kernel arrived after every held one
+	 * (a held signal was dequeued; and the kernel cancels a pending
+	 * SIGCONT when a stop signal comes, and the other way round): their
+	 * stop/continue rules apply to the held ones too. */
+	if (t.kernel_pending & (1ULL << (SIGCONT - 1)))
+		drop_held(&t, is_stop_signal);
+	if (t.kernel_pending & ((1ULL << (SIGSTOP - 1)) | (1ULL << (SIGTSTP - 1)) |
+				(1ULL << (SIGTTIN - 1)) | (1ULL << (SIGTTOU - 1))))
+		drop_held(&t, is_cont);
 	/* Hand back the signals that arrived during start-up: all but the
 	 * first are queued now, the first goes with the detach. */
 	for (i = 1; i < t.npending; i++)
@@ -881,6 +1228,12 @@ tracer(pid_t pid, int wfd, int gofd, bool yama, const struct launch_opts *o,
 		fail(&t, LAUNCH_TRACE, -errno, "PTRACE_DETACH");
 		if (killed(&t))
 			_exit(0);	/* killed meanwhile */
+		stop_program(&t, report(&res, arg));
+	} else if (tracer_pid(&t) == t.proc_self) {
+		/* answered, not done: still ours, still stopped before its
+		 * first instruction (or a stop on its way) */
+		fail(&t, LAUNCH_TRACE, -EPROTO,
+		     "PTRACE_DETACH answered, but /proc/PID/status still names the tracer");
 		stop_program(&t, report(&res, arg));
 	}
 	_exit(0);
@@ -914,7 +1267,7 @@ middle(pid_t self, struct launch_pipes *p, bool yama, const struct launch_opts *
 		tracer(self, p->msg[1], p->go[0], yama, opts, report, arg);
 	}
 	if (tp < 0) {
-		m = (struct msg){ MSG_ERR, errno };
+		m = (struct msg){ MSG_ERR, errno, STEP_FORK };
 		xwrite(p->msg[1], &m, sizeof(m));
 	}
 	fault_point("c-forked", self);
@@ -988,7 +1341,7 @@ static int middle_vm(void *data)
 	/* no exit signal; reparented at once, to init or a subreaper */
 	tp = clone(tracer_vm, a->tstack, CLONE_VM, a);
 	if (tp < 0) {
-		m = (struct msg){ MSG_ERR, errno };
+		m = (struct msg){ MSG_ERR, errno, STEP_FORK };
 		xwrite(a->p->msg[1], &m, sizeof(m));
 	}
 	fault_point("c-forked", a->self);
@@ -1089,7 +1442,8 @@ int launch_exec(const char *path, char *const argv[], char *const envp[],
 		prctl(PR_SET_PTRACER, 0UL, 0, 0, 0);
 	if (n != (ssize_t)sizeof(m) || m.kind != MSG_SEIZED) {
 		if (n == (ssize_t)sizeof(m) && m.kind == MSG_ERR)
-			fail(&t, LAUNCH_TRACE, -m.err, "PTRACE_SEIZE");
+			fail(&t, m.step == STEP_FORK ? LAUNCH_SPAWN : LAUNCH_TRACE, -m.err,
+			     pre_step_str(m.step));
 		else
 			fail(&t, LAUNCH_TRACER, -EPIPE, NULL);
 		goto out;

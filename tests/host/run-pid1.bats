@@ -1,0 +1,89 @@
+#!/usr/bin/env bats
+# cetctl run as a container's entrypoint (PID 1 of a pid namespace) or as
+# a child subreaper, and with an execute-only program (issue 20).
+
+load helpers
+
+setup() {
+	require_cetctl
+	TMP=$BATS_TEST_TMPDIR
+	ulimit -S -c 0
+	unset CETCTL_PRELOAD CETCTL_FAULT CETCTL_FAULT_LOG
+	# forks a worker that exits 3, waits for it, exits with its status; a
+	# wait() that reaps anything else says so and exits 9
+	cat > "$TMP/fw.c" <<'C'
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void)
+{
+	pid_t w = fork(), r;
+	int st;
+
+	if (w == 0) {
+		usleep(100000);
+		_exit(3);
+	}
+	r = wait(&st);
+	if (r != w) {
+		fprintf(stderr, "wait() reaped %d, not the worker %d\n", (int)r, (int)w);
+		return 9;
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 10;
+}
+C
+	gcc -O2 -o "$TMP/fw" "$TMP/fw.c"
+}
+
+teardown() {
+	cleanup_test
+}
+
+need_pidns() {
+	unshare -pf --mount-proc true 2>/dev/null || skip "cannot make a pid namespace here"
+}
+
+@test "run as PID 1 of a pid namespace: the program's wait() reaps its own worker (3)" {
+	need_pidns
+	run -3 unshare -pf --mount-proc "$CETCTL" run --trace-only "$TMP/fw"
+	run -3 unshare -pf --mount-proc "$TMP/fw"	# as a plain exec
+}
+
+@test "run as a child subreaper: the program's wait() reaps its own worker (3)" {
+	run -3 perl -e 'require "syscall.ph"; syscall(&SYS_prctl, 36, 1, 0, 0, 0) == 0 or die;
+		exec { $ARGV[0] } @ARGV' -- "$CETCTL" run --trace-only "$TMP/fw"
+}
+
+@test "run as PID 1: signals are forwarded, the status is the program's" {
+	need_pidns
+	run -143 unshare -pf --mount-proc "$CETCTL" run --trace-only sh -c 'kill -TERM $$'
+	unshare -pf --mount-proc "$CETCTL" run --trace-only \
+		sh -c 'trap "exit 5" TERM; echo $$ > "$0"; while :; do sleep 0.05; done' "$TMP/pid" &
+	bg=($!)
+	for _ in $(seq 100); do [ -s "$TMP/pid" ] && break; sleep 0.05; done
+	[ -s "$TMP/pid" ]
+	sleep 0.2
+	kill -TERM "$(pgrep -P "${bg[0]}")"	# cetctl: PID 1 inside
+	rc=0; wait "${bg[0]}" || rc=$?
+	[ "$rc" -eq 5 ]
+}
+
+@test "run: an execute-only program is refused with 125 before it runs, never killed or hung" {
+	[ "$(id -u)" = 0 ] && command -v setpriv >/dev/null || skip "needs root and setpriv to be nobody"
+	XO=$(mktemp -d /tmp/cetctl-xo.XXXXXX)	# a path nobody can reach
+	chmod 0755 "$XO"
+	cp "$TMP/fw" "$XO/prog"
+	chmod 0711 "$XO/prog"
+	run --separate-stderr timeout -s KILL 30 setpriv --reuid nobody --regid nogroup \
+		--clear-groups "$CETCTL" run --trace-only "$XO/prog"
+	echo "$status: $stderr"
+	[ "$status" -eq 125 ]
+	[[ $stderr == *'execute-only'*'program not run' ]]
+	if unshare -pf --mount-proc true 2>/dev/null; then
+		run --separate-stderr timeout -s KILL 30 unshare -pf --mount-proc setpriv \
+			--reuid nobody --regid nogroup --clear-groups "$CETCTL" run --trace-only "$XO/prog"
+		echo "as PID 1: $status: $stderr"
+		[ "$status" -eq 125 ]
+	fi
+	rm -rf "$XO"
+}
