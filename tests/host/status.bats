@@ -225,6 +225,14 @@ cet() {	# cet TREE args... : cetctl against a recorded tree
 		skip "nobody cannot execute $CETCTL (directory permissions)"
 	sleep 30 & victim=$!
 	pids_to_kill+=("$victim")
+	# until it has exec'd, the child's name is the shell's (a loaded machine)
+	local i comm=
+	for ((i = 0; i < 500; i++)); do
+		read -r comm < "/proc/$victim/comm" || break
+		[ "$comm" = sleep ] && break
+		sleep 0.01
+	done
+	[ "$comm" = sleep ] || { echo "the child did not exec sleep: $comm"; return 1; }
 	run setpriv --reuid=65534 --regid=65534 --clear-groups "$CETCTL" status -o PID,COMM,SS-SIZE -n "$victim"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"$victim: cannot read smaps: Permission denied"* ]]
