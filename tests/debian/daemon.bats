@@ -61,7 +61,7 @@ serving() { http "$URL" | grep -qi 'lighttpd'; }
 
 @test "lighttpd runs its workers in the service's cgroup" {
 	pid=$(prop lighttpd.service MainPID)
-	workers=$(pgrep -P "$pid" -x lighttpd | wc -l)
+	workers=$(children "$pid" lighttpd | wc -l)
 	echo "main $pid, workers: $workers"
 	[ "$workers" -eq 2 ]
 	[ "$(systemctl show -P ControlGroup lighttpd.service)" = /system.slice/lighttpd.service ]
@@ -71,7 +71,10 @@ serving() { http "$URL" | grep -qi 'lighttpd'; }
 @test "CET: cetctl status shows lighttpd and its workers enabled and locked" {
 	has_cet || skip "no CET in this CPU (QEMU): the Bochs run shows it"
 	pid=$(prop lighttpd.service MainPID)
-	for p in "$pid" $(pgrep -P "$pid" -x lighttpd); do
+	workers=$(children "$pid" lighttpd)
+	echo "main $pid, workers:" $workers
+	[ "$(wc -w <<<"$workers")" -eq 2 ]
+	for p in "$pid" $workers; do
 		run cetctl status "$p"
 		echo "$output"
 		[ "$status" -eq 0 ]
@@ -98,7 +101,7 @@ serving() { http "$URL" | grep -qi 'lighttpd'; }
 	[ "$(prop lighttpd.service Result)" = success ]
 	run http "$URL"
 	[ "$status" -ne 0 ]
-	[ -z "$(pgrep -x lighttpd)" ]
+	[ -z "$(named lighttpd)" ]
 }
 
 @test "a signal that kills the daemon reaches systemd through cetctl, which restarts it" {

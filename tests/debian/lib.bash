@@ -29,3 +29,31 @@ deb_path() { echo "/var/cache/cetctl-test/$(sed -n "s/^$1=//p" /var/cache/cetctl
 
 # http URL: the body, failing on a refused connection or an HTTP error.
 http() { curl -fsS --max-time 20 "$1"; }
+
+# children PID [COMM]: the PIDs whose parent is PID (and whose comm is COMM), read
+# from /proc/*/stat. Not pgrep: under Bochs procps' pgrep dies of SIGILL (status
+# 132), an instruction the emulated CPU lacks.
+children() {
+	local st rest pid ppid comm
+	for st in /proc/[0-9]*/stat; do
+		{ read -r rest < "$st"; } 2>/dev/null || continue
+		pid=${rest%% *}
+		comm=${rest#*(}; comm=${comm%)*}
+		rest=${rest##*) }
+		ppid=$(cut -d' ' -f2 <<<"$rest")
+		[[ $ppid == "$1" ]] || continue
+		[[ -z ${2:-} || $comm == "$2" ]] && echo "$pid"
+	done
+	return 0
+}
+
+# named COMM: the PIDs of every process whose comm is COMM.
+named() {
+	local st rest comm
+	for st in /proc/[0-9]*/stat; do
+		{ read -r rest < "$st"; } 2>/dev/null || continue
+		comm=${rest#*(}; comm=${comm%)*}
+		[[ $comm == "$1" ]] && echo "${rest%% *}"
+	done
+	return 0
+}
