@@ -79,6 +79,12 @@ say "found $SRCPKG package version $pkgver ($TARBALL)"
 ((ref && base)) && die "--ref and --base exclude each other"
 [[ $variant == bochs ]] && ((base)) && die "--base has no Bochs variant"
 ((deb)) && { [[ $variant == qemu ]] && ((!ref && !base)) || die "--deb packages the QEMU kernel only (no --bochs, --ref, --base)"; }
+# bindeb-pkg: dpkg-buildpackage (dpkg-dev) under fakeroot (the kernel's KBUILD_PKG_ROOTCMD)
+if ((deb)); then
+  for t in dpkg-buildpackage fakeroot; do
+    command -v $t >/dev/null || die "'$t' not found (make bindeb-pkg needs it) — run vm/install-deps.sh"
+  done
+fi
 patches=()
 if ((base)); then
   say "baseline build: kernel-series/ is NOT applied (unpatched $SRCPKG)"
