@@ -18,6 +18,7 @@ setup_file() {
 }
 
 serving() { http "$URL" | grep -qi 'lighttpd'; }
+two_workers() { local w; mapfile -t w < <(children "$1" lighttpd); ((${#w[@]} == 2)); }
 
 @test "lighttpd.service runs lighttpd under cetctl run --shstk (drop-in)" {
 	run systemctl cat lighttpd.service
@@ -61,20 +62,25 @@ serving() { http "$URL" | grep -qi 'lighttpd'; }
 
 @test "lighttpd runs its workers in the service's cgroup" {
 	pid=$(prop lighttpd.service MainPID)
-	workers=$(children "$pid" lighttpd | wc -l)
-	echo "main $pid, workers: $workers"
-	[ "$workers" -eq 2 ]
+	# the master forks them once it is up: under Bochs that takes a while
+	wait_for 120 two_workers "$pid"
+	# counted in bash: coreutils' wc dies of SIGILL under Bochs (lib.bash)
+	mapfile -t workers < <(children "$pid" lighttpd)
+	echo "main $pid, workers: ${workers[*]}"
+	[ "${#workers[@]}" -eq 2 ]
 	[ "$(systemctl show -P ControlGroup lighttpd.service)" = /system.slice/lighttpd.service ]
-	[ "$(wc -l < /sys/fs/cgroup/system.slice/lighttpd.service/cgroup.procs)" -eq 3 ]
+	mapfile -t procs < /sys/fs/cgroup/system.slice/lighttpd.service/cgroup.procs
+	[ "${#procs[@]}" -eq 3 ]
 }
 
 @test "CET: cetctl status shows lighttpd and its workers enabled and locked" {
 	has_cet || skip "no CET in this CPU (QEMU): the Bochs run shows it"
 	pid=$(prop lighttpd.service MainPID)
-	workers=$(children "$pid" lighttpd)
-	echo "main $pid, workers:" $workers
-	[ "$(wc -w <<<"$workers")" -eq 2 ]
-	for p in "$pid" $workers; do
+	wait_for 120 two_workers "$pid"
+	mapfile -t workers < <(children "$pid" lighttpd)
+	echo "main $pid, workers: ${workers[*]}"
+	[ "${#workers[@]}" -eq 2 ]
+	for p in "$pid" "${workers[@]}"; do
 		run cetctl status "$p"
 		echo "$output"
 		[ "$status" -eq 0 ]

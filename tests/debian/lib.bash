@@ -31,8 +31,9 @@ deb_path() { echo "/var/cache/cetctl-test/$(sed -n "s/^$1=//p" /var/cache/cetctl
 http() { curl -fsS --max-time 20 "$1"; }
 
 # children PID [COMM]: the PIDs whose parent is PID (and whose comm is COMM), read
-# from /proc/*/stat. Not pgrep: under Bochs procps' pgrep dies of SIGILL (status
-# 132), an instruction the emulated CPU lacks.
+# from /proc/*/stat. Count what it prints in bash, not with wc: under Bochs
+# coreutils' wc dies of SIGILL (status 132; its AVX2 line counting, presumably,
+# AVX being off there: run-bochs.sh's clearcpuid=avx), seen with `pgrep | wc -l`.
 children() {
 	local st rest pid ppid comm
 	for st in /proc/[0-9]*/stat; do
