@@ -17,6 +17,8 @@
 #               long run, kernel argument cetctl.fuzz=1; README "Long runs"), then
 #               short boots of their own: nousershstk, and CRIU 4.2 (vm/build-criu.sh)
 #               dumping and restoring shadow-stack processes (tests/guest/criu.bats)
+#        debian a Debian 12 system in the guest (run_debian below): systemd, node_exporter,
+#               lighttpd under cetctl, the cetctl .deb upgraded and purged (tests/debian/)
 #
 # It installs the Debian packages it needs (vm/install-deps.sh), builds
 # cetctl and its tests, builds our kernel from linux-source-6.1 plus
@@ -30,11 +32,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 
 tiers=("$@")
-[ ${#tiers[@]} -gt 0 ] || tiers=(host asan fuzz qemu kselftest bochs)
+[ ${#tiers[@]} -gt 0 ] || tiers=(host asan fuzz qemu kselftest bochs debian)
 for t in "${tiers[@]}"; do
 	case "$t" in
-	host|asan|qemu|kselftest|bochs|fuzz) ;;
-	*) echo "run-all: unknown tier '$t' (host, asan, fuzz, qemu, kselftest, bochs)" >&2; exit 1 ;;
+	host|asan|qemu|kselftest|bochs|fuzz|debian) ;;
+	*) echo "run-all: unknown tier '$t' (host, asan, fuzz, qemu, kselftest, bochs, debian)" >&2; exit 1 ;;
 	esac
 done
 
@@ -312,6 +314,65 @@ run_criu() {
 		--append "cetctl.criu=1 shstk_legacy_elf=allow" --label bochs-criu --megs 512
 }
 
+# A real Debian 12 system in the guest: a root built with mmdebstrap, our kernel
+# installed from its linux-image .deb (make bindeb-pkg: vm/build-kernel.sh --deb) with
+# dpkg, this checkout's cetctl .deb installed with apt (vm/debian-image.sh, cached by
+# its inputs), booted with systemd as PID 1 in QEMU (vm/run-debian.sh); systemd runs
+# tests/debian/ inside it: the audit timer and node_exporter, lighttpd as a service
+# under `cetctl run`, the package upgraded and purged.
+run_debian() {
+	local kdeb img glog=$artifacts/debian-console.log res rc p f s
+	log "debian tier: our kernel as a linux-image .deb (vm/build-kernel.sh --deb)"
+	if ! kdeb=$(bash vm/build-kernel.sh --deb | tail -n1); then
+		broken+=("debian: building the linux-image .deb failed")
+		return
+	fi
+	log "debian tier: the Debian 12 image (vm/debian-image.sh)"
+	if ! img=$(bash vm/debian-image.sh "$kdeb" | tail -n1); then
+		broken+=("debian: building the Debian image failed")
+		return
+	fi
+	log "debian tier: booting $img in QEMU"
+	bash vm/run-debian.sh "$img" --log "$glog" >"$artifacts/debian-runner.out" 2>"$artifacts/debian-runner.err" || true
+	tail -n 6 "$artifacts/debian-runner.err"
+	res=$(bash vm/parse-results.sh "$glog" debian)
+	rc=$?
+	printf '%s\n' "$res"
+	read -r p f s < <(printf '%s\n' "$res" | tail -n1 |
+		sed -n 's/.*: *\([0-9]\+\) passed, \([0-9]\+\) failed, \([0-9]\+\) skipped.*/\1 \2 \3/p')
+	if [ -z "${p:-}" ]; then
+		broken+=("debian: no result (see $glog)")
+		return
+	fi
+	[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || broken+=("debian: guest log check failed (see $glog)")
+	add_counts debian "$p" "$f" "$s"
+	# The CET half (lighttpd under cetctl run --shstk, enabled and locked, with its
+	# workers) needs Bochs, where this system boots in about 6 min and each test
+	# takes 30-60 s: beyond the tier's budget, so only with CETCTL_DEBIAN_BOCHS=1.
+	[ "${CETCTL_DEBIAN_BOCHS:-0}" = 1 ] || return 0
+	local kb blog=$artifacts/debian-bochs-console.log
+	if ! kb=$(bash vm/build-kernel.sh --bochs | tail -n1); then
+		broken+=("debian-bochs: Bochs kernel build failed")
+		return
+	fi
+	log "debian tier: booting $img in Bochs (CETCTL_DEBIAN_BOCHS=1)"
+	bash vm/run-debian.sh "$img" --bochs "$kb" --suites boot,daemon --log "$blog" \
+		>"$artifacts/debian-bochs-runner.out" 2>"$artifacts/debian-bochs-runner.err" || true
+	tail -n 4 "$artifacts/debian-bochs-runner.err"
+	res=$(bash vm/parse-results.sh "$blog" debian-bochs)
+	rc=$?
+	printf '%s\n' "$res"
+	p='' f='' s=''
+	read -r p f s < <(printf '%s\n' "$res" | tail -n1 |
+		sed -n 's/.*: *\([0-9]\+\) passed, \([0-9]\+\) failed, \([0-9]\+\) skipped.*/\1 \2 \3/p')
+	if [ -z "${p:-}" ]; then
+		broken+=("debian-bochs: no result (see $blog)")
+		return
+	fi
+	[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || broken+=("debian-bochs: guest log check failed (see $blog)")
+	add_counts debian-bochs "$p" "$f" "$s"
+}
+
 for t in "${tiers[@]}"; do
 	case "$t" in
 	host) run_host ;;
@@ -343,6 +404,7 @@ for t in "${tiers[@]}"; do
 				broken+=("bochs kernel build failed")
 			fi
 		fi ;;
+	debian) run_debian ;;
 	esac
 done
 

@@ -8,6 +8,11 @@
 #   vm/build-kernel.sh --base    unpatched linux-source-6.1 with the same config fragment
 #                                (its own tree, ktree/<pkgver>-base): the baseline of the
 #                                kernel selftest comparison (tests/run-all.sh kselftest)
+#   vm/build-kernel.sh --deb     the QEMU kernel (same tree, series and config) packaged the
+#                                Debian way by `make bindeb-pkg`: the LAST line is the path of
+#                                its linux-image .deb (tests/run-all.sh debian installs it with
+#                                dpkg in a Debian 12 root, vm/debian-image.sh); kernel/<key>/
+#                                bzImage is not touched
 #   vm/build-kernel.sh --ref [--bochs]   reference kernel, NOT in CI: Debian's
 #                                linux-source-6.12 (mainline shadow stacks, no series) with
 #                                the same config fragment (and the same Bochs patch), so the
@@ -22,6 +27,7 @@
 #                            only when kernel-series/ changed (so rebuilds stay incremental)
 #   kernel/<key>/bzImage     key = sha256(recipe, package version, kernel-series/*, vm/kernel.config)
 #   kernel/<key>/bochs-<bkey>/bzImage-bochs   bkey = sha256(vm/bochs/*.patch)
+#   kernel/<key>/deb-<DEB_RECIPE>/linux-image-<release>_<release>-1_amd64.deb   (--deb)
 # Unchanged inputs → the cached bzImage is reused ("cached").
 # Env: CETCTL_SERIES_DIR (another series dir with a `series` file, for trying a
 #      series before it is committed), CETCTL_CACHE, CETCTL_JOBS (default nproc), CETCTL_MAKE_TIMEOUT (s, default 5400),
@@ -31,14 +37,15 @@ set -euo pipefail
 die() { echo "build-kernel: ERROR: $*" >&2; exit 1; }
 say() { echo "build-kernel: $*" >&2; }
 
-variant=qemu ref=0 base=0
+variant=qemu ref=0 base=0 deb=0
 for a in "$@"; do
   case $a in
     --bochs) variant=bochs ;;
+    --deb) deb=1 ;;
     --ref) ref=1 ;;
     --base) base=1 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
-    *) die "unknown argument '$a' (usage: vm/build-kernel.sh [--ref|--base] [--bochs])" ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    *) die "unknown argument '$a' (usage: vm/build-kernel.sh [--ref|--base] [--bochs] | --deb)" ;;
   esac
 done
 
@@ -71,6 +78,13 @@ say "found $SRCPKG package version $pkgver ($TARBALL)"
 # Patches listed in kernel-series/series (quilt style: one file name per line, # comments).
 ((ref && base)) && die "--ref and --base exclude each other"
 [[ $variant == bochs ]] && ((base)) && die "--base has no Bochs variant"
+((deb)) && { [[ $variant == qemu ]] && ((!ref && !base)) || die "--deb packages the QEMU kernel only (no --bochs, --ref, --base)"; }
+# bindeb-pkg: dpkg-buildpackage (dpkg-dev) under fakeroot (the kernel's KBUILD_PKG_ROOTCMD)
+if ((deb)); then
+  for t in dpkg-buildpackage fakeroot; do
+    command -v $t >/dev/null || die "'$t' not found (make bindeb-pkg needs it) — run vm/install-deps.sh"
+  done
+fi
 patches=()
 if ((base)); then
   say "baseline build: kernel-series/ is NOT applied (unpatched $SRCPKG)"
@@ -102,6 +116,12 @@ if [[ $variant == bochs ]]; then
   bkey=$(sha256sum < "$BOCHS_PATCH" | cut -c1-16)   # only the patch affects the kernel
   outdir=$outdir/bochs-$bkey
   out=$outdir/bzImage-bochs
+elif ((deb)); then
+  # bump DEB_RECIPE when the packaging step changes; the name of the .deb is
+  # known only after the build, so a file "deb" in the directory names it
+  DEB_RECIPE=1
+  outdir=$outdir/deb-$DEB_RECIPE
+  out=$outdir/$(cat "$outdir/deb" 2>/dev/null || echo none)
 else
   out=$outdir/bzImage
 fi
@@ -125,6 +145,7 @@ exec 9>"$CACHE/ktree/$pkgver.lock"
 flock -w 7200 9 || die "timed out waiting for the kernel tree lock $CACHE/ktree/$pkgver.lock"
 
 # re-check after waiting: someone else may have built it meanwhile
+((deb)) && out=$outdir/$(cat "$outdir/deb" 2>/dev/null || echo none)
 if [[ -s $out ]]; then say "cached: $out"; echo "$out"; exit 0; fi
 
 G() { git -C "$tree" -c user.name=cetctl-build -c user.email=cetctl-build@localhost \
@@ -194,8 +215,33 @@ if ((${#missing[@]})); then
   say "WARNING: ${#missing[@]} option(s) set =y in vm/kernel.config are NOT =y in .config (missing dependency or not in this tree): ${missing[*]}"
 fi
 
-say "building bzImage (make -j$JOBS, CC='ccache gcc', log $log)"
 t0=$(date +%s)
+if ((deb)); then
+  # bindeb-pkg writes its packages next to the tree (../); the Debian version is
+  # the kernel release (a version must begin with a digit: 6.1.192-cetctl-1)
+  krel=$(make -s -C "$tree" LOCALVERSION= kernelrelease 2>>"$log") || die "make kernelrelease failed (log: $log)"
+  rm -f "$tree_root"/*.deb "$tree_root"/*.buildinfo "$tree_root"/*.changes
+  say "building the linux-image .deb of $krel (make bindeb-pkg -j$JOBS, log $log)"
+  # DPKG_FLAGS=-d: the generated control asks for build tools of module builds
+  # (kmod, cpio, libssl-dev) that this config (CONFIG_MODULES=n) never runs
+  if ! M KDEB_PKGVERSION="$krel-1" DPKG_FLAGS=-d bindeb-pkg; then
+    grep -E 'error|Error' "$log" | tail -n 20 >&2 || true
+    die "make bindeb-pkg failed after $(( $(date +%s) - t0 )) s (full log: $log)"
+  fi
+  shopt -s nullglob
+  debs=("$tree_root"/linux-image-"$krel"_*.deb)
+  ((${#debs[@]} == 1)) || die "make bindeb-pkg left ${#debs[@]} linux-image .deb(s) in $tree_root (log: $log)"
+  name=$(basename "${debs[0]}")
+  mv "${debs[0]}" "$outdir/$name"
+  rm -f "$tree_root"/*.deb "$tree_root"/*.buildinfo "$tree_root"/*.changes
+  cp "$tree/.config" "$outdir/config"
+  echo "$name" > "$outdir/deb"
+  say "package took $(( $(date +%s) - t0 )) s: $outdir/$name"
+  echo "$outdir/$name"
+  exit 0
+fi
+
+say "building bzImage (make -j$JOBS, CC='ccache gcc', log $log)"
 if ! M bzImage; then
   grep -E 'error|Error' "$log" | tail -n 20 >&2 || true
   die "kernel build failed after $(( $(date +%s) - t0 )) s (full log: $log)"

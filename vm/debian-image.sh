@@ -1,0 +1,197 @@
+#!/bin/bash
+# vm/debian-image.sh KERNEL_DEB — the Debian 12 system of the debian tier (tests/run-all.sh
+# debian): a root file system built with mmdebstrap, our kernel installed from its
+# linux-image .deb (vm/build-kernel.sh --deb) with dpkg, the cetctl .deb of this checkout
+# (dpkg-buildpackage in a copy of the tracked files) installed with apt, the guest tests
+# (tests/debian/) run at boot by a systemd unit (vm/debian-guest/). The LAST line of stdout is
+# the image directory:
+#   root.img       ext4 file system (the whole disk: no partition table, root=/dev/vda|sda)
+#   vmlinuz        /boot/vmlinuz-RELEASE copied out of the image (what the .deb installed)
+#   release        that kernel release
+# Progress goes to stderr.
+#
+# Cache (${CETCTL_CACHE:-/root/.cache/cetctl}/debian), each layer keyed by its inputs:
+#   base-<key>/root.tar        mmdebstrap --variant=minbase bookworm with PACKAGES below;
+#                              key = recipe, package list, mmdebstrap version, apt sources
+#   cetctl-deb-<key>/*.deb     cetctl_V and cetctl_V+upgradetest1 (the upgrade test's second
+#                              build; nocheck: the host tier runs the tests); key = the tracked
+#                              files of the checkout as they are now, less vm/, kernel-series/,
+#                              tests/debian/, tests/guest/*.bats
+#   image-<key>/               key = the base, both .debs, the kernel .deb, tests/debian/,
+#                              vm/debian-guest/ and this script
+# A missing or partial layer is rebuilt; nothing depends on the cache existing.
+# Env: CETCTL_CACHE, CETCTL_DEBIAN_MIRROR (default "-": the machine's own apt sources).
+set -euo pipefail
+
+die() { echo "debian-image: ERROR: $*" >&2; exit 1; }
+say() { echo "debian-image: $*" >&2; }
+
+(($# == 1)) || die "usage: vm/debian-image.sh KERNEL_DEB (from vm/build-kernel.sh --deb)"
+kdeb=$(readlink -f "$1")
+[[ -f $kdeb ]] || die "kernel package $1 not found"
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${CETCTL_CACHE:-/root/.cache/cetctl}/debian
+MIRROR=${CETCTL_DEBIAN_MIRROR:--}
+for t in mmdebstrap mkfs.ext4 dpkg-buildpackage dpkg-deb unshare chroot sha256sum flock git; do
+  command -v "$t" >/dev/null || die "'$t' not found — run vm/install-deps.sh"
+done
+mkdir -p "$CACHE"
+exec 8>"$CACHE/.lock"
+flock -w 3600 8 || die "timed out waiting for $CACHE/.lock"
+
+# What the guest needs besides minbase: systemd as PID 1 (with udev, as a real
+# system has), node_exporter, a real network daemon, curl to talk to both, bats
+# for the tests, procps; cetctl's own run-time dependencies so that apt
+# installs the local .deb without fetching anything.
+PACKAGES=(systemd-sysv udev prometheus-node-exporter lighttpd curl bats procps
+          libbsd0 libelf1 libsmartcols1)
+BASE_RECIPE=1   # bump when the base step changes
+
+h16() { sha256sum | cut -c1-16; }
+
+# ---- layer 1: the base root (mmdebstrap) ------------------------------------
+bkey=$( { echo "recipe $BASE_RECIPE"; printf '%s\n' "${PACKAGES[@]}" | sort
+          mmdebstrap --version; echo "$MIRROR"
+          cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+              /etc/apt/sources.list.d/*.sources 2>/dev/null || true; } | h16)
+base=$CACHE/base-$bkey
+if [[ ! -s $base/root.tar ]]; then
+  say "building the Debian 12 base root (mmdebstrap minbase bookworm + ${#PACKAGES[@]} packages)"
+  rm -rf "$base"; mkdir -p "$base"
+  t0=$SECONDS
+  inc=$(IFS=,; echo "${PACKAGES[*]}")
+  # "-": the sources come on standard input: this machine's own
+  srcs=(/etc/apt/sources.list.d/*.sources)
+  [[ -f ${srcs[0]} ]] || srcs=(/etc/apt/sources.list)
+  if ! cat "${srcs[@]}" | timeout 1800 mmdebstrap --variant=minbase --include="$inc" bookworm \
+         "$base/root.tmp.tar" "$MIRROR" >"$base/mmdebstrap.log" 2>&1; then
+    tail -n 25 "$base/mmdebstrap.log" >&2
+    die "mmdebstrap failed (log: $base/mmdebstrap.log)"
+  fi
+  mv "$base/root.tmp.tar" "$base/root.tar"
+  say "base root built in $((SECONDS - t0)) s: $base/root.tar"
+else
+  say "cached base root: $base/root.tar"
+fi
+
+# ---- layer 2: the cetctl .debs of this checkout -----------------------------
+# the tracked files as they are now (symlinks as links; times and owners left out),
+# without those the package build never reads (the guest side, the kernel series), so
+# that changing a guest test does not rebuild the package
+srctar=$CACHE/.src-$$.tar
+trap 'rm -f "$srctar"' EXIT
+(cd "$REPO" && git ls-files -z -- . ':!vm' ':!kernel-series' ':!tests/debian' ':!tests/guest/*.bats' | tar --null -T - --sort=name --mtime=@0 --owner=0 --group=0 \
+   --numeric-owner -cf -) > "$srctar" || die "archiving the checkout's tracked files failed"
+skey=$( { echo "recipe 1"; sha256sum < "$srctar"; } | h16)
+debs=$CACHE/cetctl-deb-$skey
+if [[ ! -s $debs/done ]]; then
+  say "building the cetctl .debs of this checkout (dpkg-buildpackage, twice: V and V+upgradetest1)"
+  rm -rf "$debs"; mkdir -p "$debs/src"
+  t0=$SECONDS
+  tar -xf "$srctar" -C "$debs/src"
+  v1=$(cd "$debs/src" && dpkg-parsechangelog -S Version)
+  v2=$v1+upgradetest1
+  build() {
+    (cd "$debs/src" && DEB_BUILD_OPTIONS=nocheck timeout 1800 nice -n 10 dpkg-buildpackage -b -us -uc "$@") \
+      >>"$debs/build.log" 2>&1 || { tail -n 30 "$debs/build.log" >&2; die "dpkg-buildpackage failed (log: $debs/build.log)"; }
+  }
+  build
+  # the second build: a higher version, as a newer upload would be (no clean: same tree)
+  { printf 'cetctl (%s) unstable; urgency=medium\n\n  * Test upgrade of the debian tier (vm/debian-image.sh).\n\n -- %s  %s\n\n' \
+      "$v2" "cetctl tests <cetctl@localhost>" "$(date -R -d @0)"
+    cat "$debs/src/debian/changelog"; } > "$debs/changelog.new"
+  mv "$debs/changelog.new" "$debs/src/debian/changelog"
+  mkdir -p "$debs/v1"; mv "$debs"/cetctl_"$v1"_*.deb "$debs/v1/"
+  build -nc
+  rm -f "$debs"/*dbgsym*.deb
+  [[ -f $debs/v1/cetctl_${v1}_amd64.deb && -f $debs/cetctl_${v2}_amd64.deb ]] ||
+    die "dpkg-buildpackage did not produce cetctl_${v1}_amd64.deb and cetctl_${v2}_amd64.deb (log: $debs/build.log)"
+  mv "$debs/v1/cetctl_${v1}_amd64.deb" "$debs/"
+  rm -rf "$debs/src" "$debs/v1"
+  printf '%s\n%s\n' "cetctl_${v1}_amd64.deb" "cetctl_${v2}_amd64.deb" > "$debs/done"
+  say "cetctl .debs built in $((SECONDS - t0)) s: $debs"
+else
+  say "cached cetctl .debs: $debs"
+fi
+mapfile -t cdebs < "$debs/done"
+
+# ---- layer 3: the image ------------------------------------------------------
+GUEST=$REPO/vm/debian-guest
+ikey=$( { echo "$bkey"; echo "$skey"; sha256sum < "$kdeb"; sha256sum < "${BASH_SOURCE[0]}"
+          (cd "$REPO" && find tests/debian vm/debian-guest -type f -print0 | sort -z | xargs -0 sha256sum); } | h16)
+img=$CACHE/image-$ikey
+if [[ -s $img/done ]]; then
+  say "cached image: $img"
+  echo "$img"
+  exit 0
+fi
+say "assembling the image (key $ikey)"
+t0=$SECONDS
+rm -rf "$img"; mkdir -p "$img"
+root=$img/root
+mkdir "$root"
+tar -xf "$base/root.tar" -C "$root"
+mkdir -p "$root/var/cache/cetctl-test"
+cp "$kdeb" "$root/var/cache/cetctl-test/"
+for d in "${cdebs[@]}"; do cp "$debs/$d" "$root/var/cache/cetctl-test/"; done
+
+# the guest side: test runner, its unit, the tests, the units' test configuration
+install -D -m 0755 "$GUEST/run-tests" "$root/usr/libexec/cetctl-debian/run-tests"
+install -D -m 0644 "$GUEST/cetctl-debian-tests.service" "$root/etc/systemd/system/cetctl-debian-tests.service"
+install -d "$root/usr/share/cetctl-debian/tests"
+install -m 0644 "$REPO"/tests/debian/*.bats "$REPO"/tests/debian/lib.bash "$root/usr/share/cetctl-debian/tests/"
+[[ -f $REPO/tests/debian/order ]] && install -m 0644 "$REPO/tests/debian/order" "$root/usr/share/cetctl-debian/tests/"
+cp -r "$GUEST/etc/." "$root/etc/"
+echo "v1=${cdebs[0]}" > "$root/var/cache/cetctl-test/debs"
+echo "v2=${cdebs[1]}" >> "$root/var/cache/cetctl-test/debs"
+echo "kernel=$(basename "$kdeb")" >> "$root/var/cache/cetctl-test/debs"
+
+# a machine-id of its own (no first-boot machinery), a hostname, no login prompt
+# on the serial console (it carries the test protocol)
+printf '%s\n' "$(echo "cetctl-debian-$ikey" | md5sum | cut -c1-32)" > "$root/etc/machine-id"
+echo cetguest > "$root/etc/hostname"
+printf '127.0.0.1\tlocalhost\n127.0.1.1\tcetguest\n' > "$root/etc/hosts"
+
+# dpkg and apt in the root (a private mount namespace: nothing stays mounted)
+cat > "$img/install.sh" <<EOF
+set -e
+mount -t proc proc "$root/proc"
+mount -t sysfs sysfs "$root/sys"
+mount --bind /dev "$root/dev"
+export DEBIAN_FRONTEND=noninteractive LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
+chroot "$root" dpkg -i /var/cache/cetctl-test/$(basename "$kdeb")
+chroot "$root" apt-get install -y --no-install-recommends /var/cache/cetctl-test/${cdebs[0]}
+chroot "$root" systemctl enable cetctl-debian-tests.service
+chroot "$root" systemctl mask serial-getty@ttyS0.service getty@tty1.service
+# not what the tier tests, and slow under emulation (15 s and 8 s of the QEMU boot):
+# e2scrub_reap cleans up LVM snapshots of e2scrub, getty-static starts gettys on
+# virtual terminals (this kernel has none)
+chroot "$root" systemctl mask e2scrub_reap.service getty-static.service
+EOF
+if ! timeout 900 unshare -m --propagation private bash "$img/install.sh" >"$img/install.log" 2>&1; then
+  tail -n 25 "$img/install.log" >&2
+  die "installing the packages in the image failed (log: $img/install.log)"
+fi
+rel=$(cd "$root/boot" && ls vmlinuz-* 2>/dev/null | sed 's/^vmlinuz-//')
+[[ -n $rel && $(wc -w <<<"$rel") == 1 ]] || die "expected one /boot/vmlinuz-* in the image after dpkg -i, found '$rel'"
+cp "$root/boot/vmlinuz-$rel" "$img/vmlinuz"
+echo "$rel" > "$img/release"
+rm -f "$root"/var/cache/apt/archives/*.deb
+
+# ext4 without mounting (mkfs -d); the size a multiple of 16*63 sectors so that
+# Bochs' ATA disk takes it as cylinders x 16 heads x 63 sectors
+used=$(du -sm "$root" | cut -f1)
+cyl=$(( (used * 2 + 512) * 1048576 / (16 * 63 * 512) + 1 ))
+truncate -s $((cyl * 16 * 63 * 512)) "$img/root.img.tmp"
+mkfs.ext4 -q -F -L cetroot -d "$root" "$img/root.img.tmp" >>"$img/install.log" 2>&1 ||
+  die "mkfs.ext4 -d failed (log: $img/install.log)"
+mv "$img/root.img.tmp" "$img/root.img"
+echo "$cyl" > "$img/cylinders"
+rm -rf "$root"
+echo "$ikey" > "$img/done"
+# keep the two newest of each layer
+for l in base cetctl-deb image; do
+  ls -dt "$CACHE/$l"-* 2>/dev/null | tail -n +3 | xargs -r rm -rf
+done
+say "image assembled in $((SECONDS - t0)) s: $img (kernel $rel, $used MiB used, $(( cyl * 16 * 63 / 2048 )) MiB disk)"
+echo "$img"
