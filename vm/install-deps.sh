@@ -40,8 +40,9 @@ PKGS=(
   libnl-route-3-dev libnet1-dev libaio-dev libgnutls28-dev uuid-dev
   # CRIU's images import google/protobuf/descriptor.proto, which only libprotobuf-dev ships
   libprotobuf-dev
-  # issue 21: the clean-room check (vm/clean-room.sh) builds a Debian 12 root
-  mmdebstrap
+  # issue 21: the clean-room check (vm/clean-room.sh) and the Debian tier's root
+  # (vm/debian-image.sh: mmdebstrap, mkfs.ext4 -d; make bindeb-pkg needs fakeroot)
+  mmdebstrap e2fsprogs fakeroot dpkg-dev
   # emulators and boot media
   qemu-system-x86 bochs bochsbios vgabios isolinux syslinux-common xorriso
 )

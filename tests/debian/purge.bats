@@ -28,15 +28,8 @@ METRICS=http://127.0.0.1:9100/metrics
 	systemctl daemon-reload
 	run systemctl is-active cetctl-audit.timer
 	echo "cetctl-audit.timer after the purge: $output"
-	# TODO(finding 1, issue 21): dh_installsystemd --no-start also leaves the package
-	# without a prerm, so nothing stops the timer on removal: it stays active (its
-	# unit file gone) until the next boot. Seen in 1 of 3 QEMU runs (racy). Known to
-	# fail until the finding-1 fix (units stopped and started by the maintainer
-	# scripts) is merged; the skip is taken ONLY on exactly that symptom. Remove it
-	# with the fix.
-	if [ "$output" = active ]; then
-		skip "KNOWN FAILING, finding 1 (issue 21): the purge left cetctl-audit.timer active"
-	fi
+	# finding 1 of issue 21: the package had no prerm, so nothing stopped the
+	# timer on removal (seen in 1 of 3 runs before debian/prerm)
 	[ "$output" != active ]
 }
 
@@ -56,12 +49,8 @@ METRICS=http://127.0.0.1:9100/metrics
 	[ -e "$PROM" ] && present=1
 	served=$(http "$METRICS" | grep -c '^cetctl_' || true)
 	echo "metrics file present: $present, cetctl_* series served: $served"
-	# TODO(finding 4, issue 21): the purge leaves cetctl-audit.prom behind and
-	# node_exporter keeps serving stale cetctl_audit_* metrics. Known to fail until
-	# that fix is merged; the skip is taken ONLY on exactly that symptom. Remove it
-	# with the fix.
-	if ((present)); then
-		skip "KNOWN FAILING, finding 4 (issue 21): purge left $PROM ($served stale cetctl_* series served)"
-	fi
+	# finding 4 of issue 21: the purge left the file, and node_exporter served
+	# its stale series (seen before debian/postrm removed it)
+	[ "$present" -eq 0 ]
 	[ "$served" -eq 0 ]
 }

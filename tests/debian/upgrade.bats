@@ -26,12 +26,8 @@ load lib
 @test "the upgrade keeps the audit timer active" {
 	run systemctl is-active cetctl-audit.timer
 	echo "cetctl-audit.timer after the upgrade: $output"
-	# TODO(finding 1, issue 21): dh_installsystemd --no-start makes the maintainer
-	# scripts stop the timer on upgrade and nothing starts it again. This test is
-	# known to fail until that fix is merged; the skip below is taken ONLY on exactly
-	# that symptom (any other failure still fails). Remove it with the fix.
-	if [ "$output" = inactive ]; then
-		skip "KNOWN FAILING, finding 1 (issue 21): the upgrade stopped cetctl-audit.timer"
-	fi
+	# finding 1 of issue 21: dh_installsystemd --no-start made the maintainer
+	# scripts stop the timer on upgrade, and nothing started it again (seen
+	# before --restart-after-upgrade)
 	[ "$output" = active ]
 }
