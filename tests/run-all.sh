@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run every test tier of cetctl, from a fresh Debian 12 machine:
 #
-#   bash tests/run-all.sh            all tiers: host, asan, fuzz, qemu, kselftest, bochs
+#   bash tests/run-all.sh            all tiers: host, asan, fuzz, qemu, kselftest, bochs, debian
 #   bash tests/run-all.sh host       only the host tier (no kernel build)
 #   bash tests/run-all.sh host qemu  any subset, in that order
 #
