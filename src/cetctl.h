@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-/* Exit codes (DESIGN.md "Output and exit codes"). */
+/* Exit codes (cetctl(1), EXIT STATUS). */
 #define CETCTL_EXIT_OK		0
 #define CETCTL_EXIT_FAILURE	1	/* failure or usage error */
 #define CETCTL_EXIT_UNSUPPORTED	2	/* CPU or kernel cannot do it */

@@ -818,7 +818,7 @@ enum elf_kernel_verdict elf_kernel_judge(const struct elf_cet_info *prog,
 	}
 	/*
 	 * A malformed PT_GNU_PROPERTY (the program's or the interpreter's)
-	 * never fails the exec: patch 34 makes property errors non-fatal on
+	 * never fails the exec: the series' legacy-ELF patch makes property errors non-fatal on
 	 * x86 (arch_elf_property_errors_fatal()), as x86 never parsed them.
 	 */
 	if (!x86_64) {
@@ -830,7 +830,7 @@ enum elf_kernel_verdict elf_kernel_judge(const struct elf_cet_info *prog,
 		*why = "the kernel has no legacy-ELF policy";
 		return ELF_KERNEL_NO_POLICY;
 	}
-	/* patch 33: the program's own first note; malformed counts as unmarked */
+	/* the legacy-ELF policy: the program's own first note; malformed counts as unmarked */
 	if (k->first_rc == 0 &&
 	    (k->first_feature_1 & (CET_X86_FEATURE_1_IBT | CET_X86_FEATURE_1_SHSTK))) {
 		*why = "marked IBT/SHSTK by its own note (legacy ELF)";

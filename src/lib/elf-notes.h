@@ -75,7 +75,7 @@ struct elf_prop_note {
 int elf_prop_parse(const void *buf, size_t size, uint64_t align, bool elf64,
 		   struct elf_prop_note *out);
 
-/* The verdict of our kernel series (patch 33 + binfmt_elf) on exec. */
+/* The verdict of our kernel series (its legacy-ELF policy + binfmt_elf) on exec. */
 enum elf_kernel_verdict {
 	ELF_KERNEL_NA = 0,	/* not a program: shared library, .o, core, kernel image */
 	ELF_KERNEL_ALLOWS,	/* shadow-stack API available */
@@ -86,7 +86,7 @@ enum elf_kernel_verdict {
 	ELF_KERNEL_NO_POLICY,	/* the kernel has no legacy-ELF policy (mainline) */
 };
 
-/* The legacy-ELF policy a kernel applies (patch 33). */
+/* The legacy-ELF policy a kernel applies (CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN). */
 enum elf_kernel_policy {
 	ELF_POLICY_NONE = 0,	/* no such policy: mainline, no shadow-stack support */
 	ELF_POLICY_BLOCK,	/* shstk_legacy_elf=block, the default */
@@ -103,7 +103,7 @@ struct elf_kernel_facts {
 	int interp_rc;		/* 0 PT_INTERP read; -ENOENT none; -ENOEXEC malformed */
 	char interp[PATH_MAX];	/* its path when interp_rc == 0 */
 	int first_rc;		/* first PT_GNU_PROPERTY (the exec's own state,
-				 * patch 33): 0, -ENOENT none, or the parse error */
+				 * legacy-ELF policy): 0, -ENOENT none, or the parse error */
 	uint32_t first_feature_1; /* its FEATURE_1_AND when first_rc == 0 */
 	int last_rc;		/* the last PT_GNU_PROPERTY, the one binfmt_elf
 				 * parses when this file is the interpreter or a
@@ -191,7 +191,7 @@ int elf_cet_read_mem_rel(const void *image, size_t size, enum elf_rel_reader how
 /*
  * What execve() of @prog and then the shadow-stack interface (arch_prctl
  * ARCH_SHSTK_*, map_shadow_stack) do on a kernel of the series with legacy-
- * ELF @policy: the one model of patch 33 and binfmt_elf that cetctl uses.
+ * ELF @policy: the one model of the legacy-ELF policy and binfmt_elf that cetctl uses.
  *  - A shared library, .o, core file or kernel image is not a program: NA.
  *  - With ELF_POLICY_NONE the kernel ignores the notes: NO_POLICY for a
  *    64-bit program whose exec succeeds; exec failures (interpreter, x32,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Start a program with shadow-stack features enabled from its first
- * instruction, failing closed: the exec-stop injection of DESIGN.md
- * "cetctl run", arranged like `strace -D`.
+ * instruction, failing closed: the exec-stop injection that cetctl-run(1)
+ * describes, arranged like `strace -D`.
  *
  * The calling process *becomes* the program (it execs it), so the program
  * keeps cetctl's pid, parent, process group and terminal: job control,

@@ -2,7 +2,7 @@
 /*
  * /proc/<pid>/status and /proc/<pid>/task/<tid>/status: the fields cetctl
  * needs, above all the x86_Thread_features lines of the shadow-stack kernel
- * (seeds/010). Parsers take text so unit tests can feed them strings; the
+ * ("x86: Expose thread features in /proc/$PID/status"). Parsers take text so unit tests can feed them strings; the
  * readers take a root (NULL = /proc) so recorded trees can stand in, or
  * the process's directory opened with cet_proc_pid_open() (the *_at ones).
  * Everything returns 0 or -errno and never prints.

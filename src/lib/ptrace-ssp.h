@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The shadow-stack pointer of another thread, read through ptrace: the
- * NT_X86_SHSTK regset (mainline 6.6 ABI, patch 32 of the series). Reading
+ * NT_X86_SHSTK regset (mainline 6.6 ABI; "x86: Add PTRACE interface for shadow stack"). Reading
  * it stops the thread for the duration of one PTRACE_GETREGSET, as a
  * debugger or CRIU would, so `cetctl status` only does it for the SSP
  * column, which is not shown by default.

@@ -49,7 +49,7 @@ int cet_sysinfo_read(const char *root, struct cet_sysinfo *si);
 /* Overall: the kernel and CPU can run user shadow stacks right now. */
 bool cet_sysinfo_supported(const struct cet_sysinfo *si);
 /*
- * The legacy-ELF policy of the kernel (patch 33): "block", "allow", "none"
+ * The legacy-ELF policy of the kernel (CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN): "block", "allow", "none"
  * (no such policy: no shadow-stack support, or a mainline kernel) or
  * "unknown" (no kernel configuration to tell), and why.
  */

@@ -20,7 +20,7 @@ teardown() {
 	[ -n "${TMP:-}" ] && rm -rf "$TMP"
 }
 
-# The KERNEL column models the series (patch 33) for a named policy; these
+# The KERNEL column models the series' legacy-ELF policy (CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN) for a named policy; these
 # tests judge for "block", the series' default, whatever this host runs.
 refused() {
 	echo "refuses"
@@ -404,7 +404,7 @@ EOT
 	[ "$output" != 'allows\x20(policy\x20allow)' ]
 }
 
-# --- the KERNEL verdict models patch 33 (issue 13) ---------------------------
+# --- the KERNEL verdict models the legacy-ELF policy (issue 13) ---------------------------
 
 @test "elf kernel: a dynamic program's own malformed note never fails the exec" {
 	# binfmt_elf parses the interpreter's note; the program's own one only
@@ -430,7 +430,7 @@ elf_interp_fixtures() {
 	run elf_interp_fixtures block
 	echo "$output"
 	# interp-notelf is shorter than an ELF header: elf_read() fails with EIO
-	# a malformed note never fails exec on the series (patch 34), only PT_INTERP itself can
+	# a malformed note never fails exec on the series (its legacy-ELF patch), only PT_INTERP itself can
 	jq -e "$JQ_KTEXT"'[.files[].kernel | ktext] == ["allows", "allows", "ENOENT", "EIO", "ENOEXEC"]' <<<"$output"
 	# a longer file that is not ELF: ELIBBAD
 	# a short path: it replaces the interpreter path inside the program

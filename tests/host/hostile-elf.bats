@@ -128,7 +128,7 @@ PY
 	run --separate-stderr timeout -k 2 10 "$CETCTL" elf -J --kernel-policy=block -o FILE,NOTE,KERNEL "$TMP/far-note"
 	sane 0
 	# only the first MiB is looked at (zeros: no note); the kernel reads at
-	# most 1 KiB of PT_GNU_PROPERTY and ignores a larger one (patch 34: a
+	# most 1 KiB of PT_GNU_PROPERTY and ignores a larger one (the series' legacy-ELF patch: a
 	# property note never fails exec, it counts as unmarked)
 	[ "$(jq -r '.files[0].note' <<<"$output")" = null ]
 	jq -e '.files[0].kernel == {"verdict": "allows", "errno": null, "reason": null}' <<<"$output"

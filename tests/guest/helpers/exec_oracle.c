@@ -4,7 +4,7 @@
  * execve() it (traced, so not one instruction of it runs), then ask the
  * kernel for the shadow-stack interface of the new program with
  * PTRACE_ARCH_PRCTL(ARCH_SHSTK_LOCK, 0): the series' legacy-ELF policy
- * (patch 33) refuses every ARCH_SHSTK_* but STATUS with EINVAL, before the
+ * (the legacy-ELF policy) refuses every ARCH_SHSTK_* but STATUS with EINVAL, before the
  * LOCK case and before any hardware check, so this works without CET
  * hardware; LOCK of no feature changes nothing. One line per file:
  *   FILE exec=0 lock=0|EINVAL|E...      or   FILE exec=ENOEXEC|ENOENT|...

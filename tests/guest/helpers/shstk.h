@@ -2,7 +2,7 @@
 /*
  * shstk.h - shared bits of the kernel conformance helpers (tests/guest/helpers).
  *
- * The ABI is the one merged in Linux 6.6 (DESIGN.md). Debian 12's kernel headers
+ * The ABI is the one merged in Linux 6.6 (its uapi headers). Debian 12's kernel headers
  * predate it, so every number is defined here.
  *
  * Conventions of every helper:

@@ -443,7 +443,7 @@ static void test_image_errors(void)
 }
 
 /*
- * elf_kernel_judge(): patch 33 + binfmt_elf. A dynamic program's own
+ * elf_kernel_judge(): the legacy-ELF policy + binfmt_elf. A dynamic program's own
  * malformed note never fails the exec (the interpreter's does); it counts
  * as unmarked for the policy.
  */
@@ -472,7 +472,7 @@ static void test_kernel_judge(void)
 
 	CHECK(elf_kernel_judge(&prog, &interp, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_ALLOWS);
 	CHECK(err == 0);
-	/* the interpreter's malformed note does not fail the exec (patch 34) */
+	/* the interpreter's malformed note does not fail the exec (the legacy-ELF patch of the series) */
 	interp.kfacts.last_rc = -EIO;
 	CHECK(elf_kernel_judge(&prog, &interp, 0, ELF_POLICY_BLOCK, true, &err, &why) == ELF_KERNEL_ALLOWS);
 	CHECK(err == 0);
