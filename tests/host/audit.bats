@@ -3,6 +3,7 @@
 # including a scan of 1,000+ processes of which some exit during the scan.
 
 bats_require_minimum_version 1.5.0
+load helpers
 
 setup_file() {
 	export CETCTL="${CETCTL:-$BATS_TEST_DIRNAME/../../build/cetctl}"
@@ -20,23 +21,6 @@ jqs() {	# jqs TEXT [jq args] FILTER: jq -e on TEXT, which must hold JSON
 	printf '%s\n' "$in" | jq -e "$@"
 }
 
-# Processes whose executable this user cannot read before a live test
-# (in some sandboxes even root cannot read PID 1's exe link).
-denied_exe_count() {
-	# one ls for all of them: cheap even with thousands of processes
-	ls -l /proc/[0-9]*/exe 2>&1 >/dev/null | grep -c 'Permission denied' || true
-}
-
-# Drop audit's "N of M processes could be read only in part" line from
-# stderr file $1 when N is at most $2 (the processes unreadable before the
-# test started): any other line, or more such processes, stays.
-drop_known_partial() {
-	local n
-	n=$(sed -nE 's/^cetctl: audit: ([0-9]+) of [0-9]+ process(es)? could be read only in part.*/\1/p' "$1")
-	if [ -n "$n" ] && [ "$n" -le "$2" ]; then
-		sed -i -E '/^cetctl: audit: [0-9]+ of [0-9]+ process(es)? could be read only in part/d' "$1"
-	fi
-}
 
 role() {
 	awk -v r="$2" '$1 == r { print $2 }' "$FIX/$1/roles"

@@ -62,23 +62,6 @@ sane() {
 	return 1
 }
 
-# Processes whose executable this user cannot read before a live test
-# (in some sandboxes even root cannot read PID 1's exe link).
-denied_exe_count() {
-	# one ls for all of them: cheap even with thousands of processes
-	ls -l /proc/[0-9]*/exe 2>&1 >/dev/null | grep -c 'Permission denied' || true
-}
-
-# Drop audit's "N of M processes could be read only in part" line from
-# stderr file $1 when N is at most $2 (the processes unreadable before the
-# test started): any other line, or more such processes, stays.
-drop_known_partial() {
-	local n
-	n=$(sed -nE 's/^cetctl: audit: ([0-9]+) of [0-9]+ process(es)? could be read only in part.*/\1/p' "$1")
-	if [ -n "$n" ] && [ "$n" -le "$2" ]; then
-		sed -i -E '/^cetctl: audit: [0-9]+ of [0-9]+ process(es)? could be read only in part/d' "$1"
-	fi
-}
 
 # start_hold N: N idle children of spawn in the background; sets HOLD
 # (spawn's pid) and HELD (how many it could make)
