@@ -967,6 +967,7 @@ enum pre_step {
 	STEP_INTERRUPT,		/* PTRACE_INTERRUPT said no */
 	STEP_OBSERVE,		/* no ptrace stop of the program seen */
 	STEP_TRACERPID,		/* /proc does not name the tracer */
+	STEP_RESUME,		/* the caller was not seen resuming */
 };
 struct msg {
 	int kind;
@@ -983,6 +984,7 @@ static const char *pre_step_str(int step)
 	case STEP_INTERRUPT:	return "PTRACE_SEIZE answered, but PTRACE_INTERRUPT of the program failed";
 	case STEP_OBSERVE:	return "PTRACE_SEIZE answered, but no ptrace stop of the program seen";
 	case STEP_TRACERPID:	return "PTRACE_SEIZE answered, but /proc/PID/status names another tracer";
+	case STEP_RESUME:	return "PTRACE_CONT answered, but the traced cetctl was not seen resuming";
 	}
 	return "starting the tracer";
 }
@@ -1053,18 +1055,56 @@ static void close_pipe(int p[2])
 }
 
 /* Before the exec: pass a stop of the caller on as if it were not traced
- * (signals delivered, group-stops kept with PTRACE_LISTEN). */
-static void pass_stop(pid_t pid, int status)
+ * (signals delivered, group-stops kept with PTRACE_LISTEN). True when it
+ * asked for the caller to run on (PTRACE_CONT), which observe_resumed()
+ * then checks. */
+static bool pass_stop(pid_t pid, int status)
 {
 	if ((status >> 16) == PTRACE_EVENT_STOP) {
-		if (is_stop_signal(WSTOPSIG(status)))
+		if (is_stop_signal(WSTOPSIG(status))) {
 			pt(PTRACE_LISTEN, pid, 0, 0);	/* a group-stop */
-		else
-			pt(PTRACE_CONT, pid, 0, 0);
+			return false;
+		}
+		pt(PTRACE_CONT, pid, 0, 0);
 	} else if ((status >> 16) == 0) {
 		pt(PTRACE_CONT, pid, 0, (unsigned long)WSTOPSIG(status));
 	} else {
 		pt(PTRACE_CONT, pid, 0, 0);
+	}
+	return true;
+}
+
+/*
+ * Before the exec, a resume counts only when observed: the caller has left
+ * its ptrace stop (/proc/PID/stat no longer says 't'), or a new event of it
+ * (another stop, its death) is waiting. A PTRACE_CONT answered 0 without
+ * resuming (a seccomp filter) would otherwise leave the caller stopped and
+ * the tracer waiting for its exec for ever. 0, or -EPROTO once the step's
+ * time is up; nothing here allocates (see tracer()).
+ */
+static int observe_resumed(const struct tracee *t)
+{
+	long long deadline = now_ms() + step_timeout_ms();
+	struct timespec pause = { 0, 1000000 };
+	char path[64], buf[512], *close_paren;
+	siginfo_t si;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)t->proc_pid);
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)t->pid, &si, WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) == 0 &&
+		    si.si_pid == t->pid)
+			return 0;
+		/* unreadable: not observed (its death shows in the wait above) */
+		if (read_file(path, buf, sizeof(buf)) > 0) {
+			close_paren = strrchr(buf, ')');
+			if (close_paren && close_paren[1] == ' ' && close_paren[2] &&
+			    close_paren[2] != 't')
+				return 0;
+		}
+		if (now_ms() >= deadline)
+			return -EPROTO;
+		nanosleep(&pause, NULL);
 	}
 }
 
@@ -1108,7 +1148,9 @@ static int observe_seize(struct tracee *t, int *step)
 	if (tracer_pid(t) != t->proc_self)
 		return -EPROTO;
 	/* a signal's stop may come first: the interrupt's follows, later */
-	pass_stop(t->pid, status);
+	*step = STEP_RESUME;
+	if (pass_stop(t->pid, status))
+		return observe_resumed(t);
 	return 0;
 }
 
@@ -1193,7 +1235,18 @@ tracer(pid_t pid, int wfd, int gofd, bool yama, const struct launch_opts *o,
 			continue;
 		if ((status >> 8) == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
 			break;
-		pass_stop(pid, status);
+		if (pass_stop(pid, status) && observe_resumed(&t) < 0) {
+			/* Still cetctl, stopped, the exec ahead: it must not
+			 * run on untraced, so it dies; nothing was started. */
+			static const char line[] = "cetctl: run: PTRACE_CONT answered, but the "
+				"traced cetctl was not seen resuming before its exec: nothing was started\n";
+
+			ssize_t w;
+
+			kill(pid, SIGKILL);
+			w = write(STDERR_FILENO, line, sizeof(line) - 1);
+			_exit(w < 0);
+		}
 	}
 
 	if (after_exec(&t, o) < 0) {

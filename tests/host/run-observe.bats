@@ -124,6 +124,13 @@ S
 	lied ptrace=17
 }
 
+@test "run observed: a PTRACE_CONT answered 0 before the exec: 125, one line, no hang" {
+	# before the fix: cetctl stayed stopped and its tracer waited for the
+	# exec for ever (killed by the 30 s bound: "signal 9")
+	lied ptrace=7
+	grep -q 'PTRACE_CONT answered' "$TMP/err"
+}
+
 @test "run observed: wait4 answered 0: 125, one line, no tracer left spinning" {
 	lied wait4
 }
