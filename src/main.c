@@ -19,6 +19,9 @@
 
 #include "cetctl.h"
 #include "config.h"
+#ifdef CETCTL_FAULT_HOOKS
+#include "launch.h"
+#endif
 
 struct cetctl_globals cetctl_globals = {
 	.json = false,
@@ -169,6 +172,12 @@ int main(int argc, char **argv)
 
 	hold_closed_std_fds();
 	atexit(close_stdout);
+#ifdef CETCTL_FAULT_HOOKS
+	/* the test build: the start-up's fault points, for the tests */
+	env = getenv("CETCTL_FAULT_LIST");
+	if (env)
+		return launch_fault_list(stdout, env) == 0 ? 0 : 1;
+#endif
 
 	env = getenv("CETCTL_PROC_ROOT");
 	if (env && *env) {

@@ -141,8 +141,61 @@ static void fault_act(const char *f, const char *step, pid_t program)
 	}
 }
 
+/*
+ * Every fault point, in the order a start-up reaches them, and the methods
+ * that reach it: the middle process (c-*, ptrace method only), the caller
+ * (p-*) and the tracer. The tests take this list from the binary
+ * (CETCTL_FAULT_LIST, launch_fault_list()), not from a copy of their own.
+ */
+enum { FAULT_PTRACE = 1, FAULT_GLIBC = 2, FAULT_BOTH = 3 };
+static const struct {
+	const char *name;
+	unsigned int methods;
+} fault_steps[] = {
+	{ "c-start",      FAULT_PTRACE },
+	{ "c-forked",     FAULT_PTRACE },
+	{ "p-forked",     FAULT_BOTH },
+	{ "t-start",      FAULT_BOTH },
+	{ "t-seize",      FAULT_BOTH },
+	{ "t-seized",     FAULT_BOTH },
+	{ "p-seized",     FAULT_BOTH },
+	{ "exec-event",   FAULT_BOTH },
+	{ "exec-exit",    FAULT_BOTH },
+	{ "inject-enter", FAULT_PTRACE },
+	{ "inject-exit",  FAULT_PTRACE },
+	{ "injected",     FAULT_PTRACE },
+	{ "loader",       FAULT_GLIBC },
+	{ "entry",        FAULT_GLIBC },
+	{ "verified",     FAULT_BOTH },
+};
+
+int launch_fault_list(FILE *out, const char *method)
+{
+	unsigned int want = FAULT_BOTH;
+	size_t i;
+
+	if (method && strcmp(method, "ptrace") == 0)
+		want = FAULT_PTRACE;
+	else if (method && strcmp(method, "glibc") == 0)
+		want = FAULT_GLIBC;
+	else if (method && *method && strcmp(method, "all") != 0)
+		return -EINVAL;
+	for (i = 0; i < sizeof(fault_steps) / sizeof(fault_steps[0]); i++)
+		if (fault_steps[i].methods & want)
+			fprintf(out, "%s\n", fault_steps[i].name);
+	return 0;
+}
+
 static void fault_point(const char *step, pid_t program)
 {
+	size_t i;
+
+	/* a point missing from the list would be missed by every test */
+	for (i = 0; i < sizeof(fault_steps) / sizeof(fault_steps[0]); i++)
+		if (strcmp(fault_steps[i].name, step) == 0)
+			break;
+	if (i == sizeof(fault_steps) / sizeof(fault_steps[0]))
+		abort();
 	fault_act(getenv("CETCTL_FAULT"), step, program);
 	fault_act(getenv("CETCTL_FAULT2"), step, program);
 }

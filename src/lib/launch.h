@@ -101,4 +101,12 @@ int launch_exec(const char *path, char *const argv[], char *const envp[],
 /* Short name of a stage, for messages. */
 const char *launch_stage_str(enum launch_stage stage);
 
+#ifdef CETCTL_FAULT_HOOKS
+#include <stdio.h>
+/* The test build's fault points of @method ("ptrace", "glibc", or all when
+ * NULL, "" or "all"), one name a line, in start-up order; -EINVAL for an
+ * unknown method. */
+int launch_fault_list(FILE *out, const char *method);
+#endif
+
 #endif

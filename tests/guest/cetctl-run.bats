@@ -141,8 +141,11 @@ need_preload() {
 	# The host tier forces these races with --trace-only; here the start-up
 	# really enables: whatever happens to cetctl, its middle process or its
 	# tracer, a program that runs shows its own features enabled and locked.
-	for step in c-start c-forked p-forked t-start t-seize t-seized p-seized exec-event \
-		exec-exit inject-enter inject-exit injected verified; do
+	local steps
+	# the steps as the fault-point build lists them (src/lib/launch.c)
+	mapfile -t steps < <(CETCTL_FAULT_LIST=ptrace "$faults")
+	((${#steps[@]} >= 13)) || fail "the fault-point build lists ${#steps[@]} steps: ${steps[*]}"
+	for step in "${steps[@]}"; do
 		for act in kill exit sig=10 sig=28; do
 			rm -f "$BATS_TEST_TMPDIR/out"
 			# (the probe itself is the program: an exec after the start-up

@@ -23,13 +23,15 @@ setup() {
 	unset CETCTL_PRELOAD CETCTL_FAULT CETCTL_FAULT_LOG
 }
 
-# The steps of the start-up, in order: in the middle process (c-*), the
-# caller (p-*) and the tracer.
-STEPS=(c-start c-forked p-forked t-start t-seize t-seized p-seized exec-event exec-exit
-	inject-enter inject-exit injected verified)
-# The glibc method's: the loader runs traced up to the entry point.
-GLIBC_STEPS=(p-forked t-start t-seize t-seized p-seized exec-event exec-exit loader entry
-	verified)
+# The steps of the start-up, in order, as the test build itself lists them
+# (src/lib/launch.c, fault_steps): in the middle process (c-*), the caller
+# (p-*) and the tracer; the glibc method's, where the loader runs traced up
+# to the entry point.
+fault_steps() {
+	CETCTL_FAULT_LIST=$1 "${CETCTL_FAULTS:-$(dirname "$CETCTL")/cetctl-faults}" 2>/dev/null
+}
+mapfile -t STEPS < <(fault_steps ptrace)
+mapfile -t GLIBC_STEPS < <(fault_steps glibc)
 
 # A library whose constructor runs in the loader's phase (before the
 # program's entry point) and appends "ctor PID tunables=GLIBC_TUNABLES" to
@@ -110,6 +112,19 @@ disturbed() {
 		esac
 		echo "$fault: not run ($how)"
 	fi
+}
+
+@test "fail-closed: the test build lists its fault points, in start-up order, for both methods" {
+	# every loop below takes its steps from this list: an empty or short
+	# one would make them pass without testing anything
+	echo "ptrace: ${STEPS[*]}"
+	echo "glibc: ${GLIBC_STEPS[*]}"
+	[ "${#STEPS[@]}" -ge 13 ]
+	[ "${#GLIBC_STEPS[@]}" -ge 10 ]
+	[ "${STEPS[0]}" = c-start ] && [ "${STEPS[-1]}" = verified ]
+	[ "${GLIBC_STEPS[-1]}" = verified ]
+	# an unknown method is refused
+	run -1 env CETCTL_FAULT_LIST=nosuch "${CETCTL_FAULTS:-$(dirname "$CETCTL")/cetctl-faults}"
 }
 
 @test "fail-closed: a blocked or ignored SIGTRAP changes nothing (traced, then detached)" {
