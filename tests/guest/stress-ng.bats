@@ -35,15 +35,24 @@ setup() {
 }
 
 # features PID VAR: the x86_Thread_features lines of /proc/PID/status into VAR. Bash
-# builtins only: under the hogs a fork here took seconds in Bochs (see sng)
+# builtins only: under the hogs a fork here took seconds in Bochs (see sng).
+# A read that lacks either line is torn, not an observation: bash's read takes the
+# file a block at a time and seeks back after each line, and /proc regenerates the
+# text at each read, so when a number before those lines changes length (the
+# context switches of a busy stressor) a line can be skipped. Seen in CI: a
+# stressor's "locked" line without its "x86_Thread_features:" line, failed as "not
+# enabled". The kernel always prints both; the poll then simply goes on.
 features() {
 	local -n _out=$2
-	local line
+	local line have=0
 	_out=''
 	while IFS= read -r line; do
-		[[ $line == x86_Thread_features* ]] && _out+=$line$'\n'
+		case $line in
+		x86_Thread_features:*) _out+=$line$'\n'; have=$((have | 1)) ;;
+		x86_Thread_features_locked:*) _out+=$line$'\n'; have=$((have | 2)) ;;
+		esac
 	done 2>/dev/null <"/proc/$1/status" || return 1
-	[[ -n $_out ]]
+	[[ $have == 3 ]] || { _out=''; return 1; }
 }
 
 # sng_once STRESSOR-ARGS...: run stress-ng under cetctl run --shstk, check the task
