@@ -51,7 +51,7 @@ static const struct cetctl_column audit_columns[] = {
 	[COL_SS_VMAS]  = { "SS-VMAS", 3, SCOLS_FL_RIGHT, CETCTL_JSON_RAW, "shadow-stack mappings (read only when a feature is on): their number; JSON: {start,end,size,rss} objects" },
 	[COL_SS_SIZE]  = { "SS-SIZE", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "their total size in KiB" },
 	[COL_MARKING]  = { "MARKING", 9, 0, SCOLS_JSON_ARRAY_STRING, "CET marking of the executable (? unknown)" },
-	[COL_VERDICT]  = { "VERDICT", 40, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "what the combination means" },
+	[COL_VERDICT]  = { "VERDICT", 40, CETCTL_FL_SENTENCE, SCOLS_JSON_STRING, "what the combination means" },
 	[COL_UNIT]     = { "UNIT", 16, 0, SCOLS_JSON_STRING, "systemd unit of the process, from its cgroup (empty: none)" },
 };
 #define NCOLS (sizeof(audit_columns) / sizeof(audit_columns[0]))

@@ -20,7 +20,7 @@ enum { COL_NAME, COL_VALUE, COL_DETAIL };
 static const struct cetctl_column info_columns[] = {
 	[COL_NAME]   = { "NAME", 16, 0, SCOLS_JSON_STRING, "what was checked" },
 	[COL_VALUE]  = { "VALUE", 8, 0, SCOLS_JSON_STRING, "the answer (yes, no, unknown, a version...)" },
-	[COL_DETAIL] = { "DETAIL", 40, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "where it comes from and what it means" },
+	[COL_DETAIL] = { "DETAIL", 40, CETCTL_FL_SENTENCE, SCOLS_JSON_STRING, "where it comes from and what it means" },
 };
 #define NCOLS (sizeof(info_columns) / sizeof(info_columns[0]))
 

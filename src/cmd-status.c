@@ -48,7 +48,7 @@ static const struct cetctl_column status_columns[] = {
 	[COL_MARKING]  = { "MARKING", 9, 0, SCOLS_JSON_ARRAY_STRING, "CET marking of the executable as the loader sees it (? unknown)" },
 	[COL_OBJECTS]  = { "OBJECTS", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "executable objects mapped (exe, loader, libraries)" },
 	[COL_UNMARKED] = { "UNMARKED", 20, SCOLS_FL_WRAP, SCOLS_JSON_ARRAY_STRING, "mapped objects not marked for shadow stacks" },
-	[COL_VERDICT]  = { "VERDICT", 40, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "what the combination means" },
+	[COL_VERDICT]  = { "VERDICT", 40, CETCTL_FL_SENTENCE, SCOLS_JSON_STRING, "what the combination means" },
 	[COL_SSP]      = { "SSP", 14, SCOLS_FL_RIGHT, SCOLS_JSON_STRING, "shadow-stack pointer, read with ptrace (stops the thread briefly)", CETCTL_JSON_CHILD },
 };
 #define NCOLS (sizeof(status_columns) / sizeof(status_columns[0]))

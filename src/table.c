@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <err.h>
 #include <errno.h>
+#include <langinfo.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "cetctl.h"
 #include "proc-maps.h"
@@ -169,7 +171,8 @@ struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 		const struct cetctl_column *c = &cols[ids[i]];
 		struct libscols_column *cl;
 
-		cl = scols_table_new_column(t->tb, c->name, c->whint, c->flags);
+		cl = scols_table_new_column(t->tb, c->name, c->whint,
+					    c->flags & ~CETCTL_FL_SENTENCE);
 		if (!cl) {
 			cetctl_table_free(t);
 			return NULL;
@@ -519,6 +522,189 @@ static void json_line(FILE *out, struct cetctl_table *t, struct libscols_line *l
 	fputc('}', out);
 }
 
+/*
+ * The width of @s as libsmartcols shows it: a byte that is not part of a
+ * printable character is encoded as \xNN, four columns.
+ */
+static size_t shown_width(const char *s, size_t len)
+{
+	mbstate_t st;
+	size_t w = 0;
+
+	memset(&st, 0, sizeof(st));
+	while (len) {
+		wchar_t wc;
+		size_t n = mbrtowc(&wc, s, len, &st);
+		int cw;
+
+		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+			memset(&st, 0, sizeof(st));
+			w += 4;
+			s++, len--;
+			continue;
+		}
+		cw = wcwidth(wc);
+		w += cw < 0 ? 4 * n : (size_t)cw;
+		s += n, len -= n;
+	}
+	return w;
+}
+
+/* what a cut sentence keeps at least, when its head is shorter */
+#define SENTENCE_MIN	24
+
+/*
+ * The length of a sentence's head: up to its first ':', ';' or " (";
+ * without one, its words within SENTENCE_MIN columns (its first word at
+ * least).
+ */
+static size_t head_len(const char *s)
+{
+	size_t n = strcspn(s, ":;("), i, w = 0;
+
+	if (s[n]) {
+		while (n && s[n - 1] == ' ')
+			n--;
+		return n;
+	}
+	n = strcspn(s, " ");
+	for (i = n; s[i]; i++)
+		if (s[i] == ' ' && !strchr(" ,", s[i - 1])) {
+			if (shown_width(s, i) > SENTENCE_MIN)
+				break;
+			w = i;
+		}
+	if (!s[i] && shown_width(s, i) <= SENTENCE_MIN)
+		return i;
+	return w > n ? w : n;
+}
+
+/*
+ * @s cut to at most @limit columns with @ell at the end, at a word
+ * boundary after its head; the head and @ell when even that is wider.
+ * NULL when @s fits (or on ENOMEM: the cell stays whole).
+ */
+static char *fit_sentence(const char *s, size_t limit, const char *ell)
+{
+	size_t len = strlen(s), head = head_len(s), best = head, i;
+	size_t ellw = shown_width(ell, strlen(ell));
+	char *out;
+
+	if (head == len || shown_width(s, len) <= limit)
+		return NULL;
+	for (i = head; i < len; i++) {
+		size_t end = i;
+
+		if (s[i] != ' ')
+			continue;
+		/* the words before this space, without trailing punctuation */
+		while (end > head && strchr(" :;,", s[end - 1]))
+			end--;
+		if (shown_width(s, end) + ellw > limit)
+			break;
+		best = end;
+	}
+	if (asprintf(&out, "%.*s%s", (int)best, s, ell) < 0)
+		return NULL;
+	return out;
+}
+
+/*
+ * On a terminal, give the sentence columns what the other columns leave
+ * of its width (split evenly between them) and cut each longer sentence
+ * there, as fit_sentence() does. The other columns' widths are
+ * libsmartcols' own: a dry run lays the table out without the sentences.
+ */
+static void fit_sentences(struct cetctl_table *t, FILE *out)
+{
+	struct libscols_table *tb = t->tb;
+	size_t term, used = 0, nsent = 0, nshown = 0, share, i;
+	struct libscols_iter *itr = NULL;
+	struct libscols_line *ln;
+	const char *cs = nl_langinfo(CODESET);
+	const char *ell = cs && !strcmp(cs, "UTF-8") ? "\u2026" : "...";
+	FILE *null = NULL;
+	char *dry = NULL;
+	size_t drylen, want = 0, room[CETCTL_MAX_COLUMNS] = { 0 };
+
+	if (scols_table_is_raw(tb) || !isatty(fileno(out)))
+		return;
+	term = scols_table_get_termwidth(tb);
+	for (i = 0; i < t->nids; i++)
+		if (t->cols[t->ids[i]].flags & CETCTL_FL_SENTENCE)
+			nsent++;
+	if (!term || !nsent)
+		return;
+	null = open_memstream(&dry, &drylen);
+	itr = scols_new_iter(SCOLS_ITER_FORWARD);
+	if (!null || !itr)
+		goto out;
+	for (i = 0; i < t->nids; i++)
+		if (t->cols[t->ids[i]].flags & CETCTL_FL_SENTENCE)
+			scols_column_set_flags(scols_table_get_column(tb, i), (
+					       t->cols[t->ids[i]].flags & ~CETCTL_FL_SENTENCE &
+					       ~SCOLS_FL_TRUNC) | SCOLS_FL_HIDDEN);
+	/*
+	 * The dry run leaves room for the sentences' heads and some words
+	 * more (SENTENCE_MIN columns each, less when they are all shorter):
+	 * libsmartcols then gives up the padding to its width hints first.
+	 */
+	while (scols_table_next_line(tb, itr, &ln) == 0)
+		for (i = 0; i < t->nids; i++) {
+			const char *d = scols_cell_get_data(scols_line_get_cell(ln, i));
+			size_t w, h;
+
+			if (!d || !(t->cols[t->ids[i]].flags & CETCTL_FL_SENTENCE))
+				continue;
+			w = shown_width(d, strlen(d));
+			h = shown_width(d, head_len(d)) + (head_len(d) < strlen(d));
+			if (h < SENTENCE_MIN)
+				h = SENTENCE_MIN;
+			if ((w < h ? w : h) > room[i])
+				room[i] = w < h ? w : h;
+		}
+	scols_reset_iter(itr, SCOLS_ITER_FORWARD);
+	for (i = 0; i < t->nids; i++)
+		want += room[i];
+	scols_table_set_stream(tb, null);
+	scols_table_set_termforce(tb, SCOLS_TERMFORCE_ALWAYS);
+	scols_table_set_termwidth(tb, term > want + nsent ? term - want - nsent : term);
+	scols_print_table(tb);
+	scols_table_set_termforce(tb, SCOLS_TERMFORCE_AUTO);
+	scols_table_set_termwidth(tb, term);
+	scols_table_set_stream(tb, out);
+	for (i = 0; i < t->nids; i++) {
+		struct libscols_column *cl = scols_table_get_column(tb, i);
+
+		if (t->cols[t->ids[i]].flags & CETCTL_FL_SENTENCE) {
+			scols_column_set_flags(cl, t->cols[t->ids[i]].flags &
+					       ~CETCTL_FL_SENTENCE & ~SCOLS_FL_TRUNC);
+		} else {
+			used += scols_column_get_width(cl);
+		}
+		nshown++;
+	}
+	used += nshown - 1;	/* one space between columns */
+	share = used < term ? (term - used) / nsent : 0;
+	while (scols_table_next_line(tb, itr, &ln) == 0)
+		for (i = 0; i < t->nids; i++) {
+			const char *d;
+			char *cut;
+
+			if (!(t->cols[t->ids[i]].flags & CETCTL_FL_SENTENCE))
+				continue;
+			d = scols_cell_get_data(scols_line_get_cell(ln, i));
+			cut = d ? fit_sentence(d, share, ell) : NULL;
+			if (cut && scols_line_refer_data(ln, i, cut) != 0)
+				free(cut);
+		}
+out:
+	scols_free_iter(itr);
+	if (null)
+		fclose(null);
+	free(dry);
+}
+
 int cetctl_table_print(struct cetctl_table *t)
 {
 	return cetctl_table_print_members(t, NULL);
@@ -539,8 +725,10 @@ int cetctl_table_print_members(struct cetctl_table *t, const char *members)
 	const char *name = scols_table_get_name(t->tb);
 	bool any = false;
 
-	if (!t->json)
+	if (!t->json) {
+		fit_sentences(t, out);
 		return scols_print_table(t->tb);
+	}
 	itr = scols_new_iter(SCOLS_ITER_FORWARD);
 	if (!itr)
 		return -ENOMEM;

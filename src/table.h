@@ -14,6 +14,15 @@
 
 #define CETCTL_MAX_COLUMNS 64
 
+/*
+ * flags beyond libsmartcols' SCOLS_FL_*: a sentence column (a verdict, a
+ * detail). On a terminal too narrow for it, it is cut at a word with an
+ * ellipsis, never inside its head (the words before the first ':', ';' or
+ * " ("), which would turn "not enabled" into "not ena": the line is then
+ * longer than the terminal instead. libsmartcols never cuts it.
+ */
+#define CETCTL_FL_SENTENCE	(1 << 24)
+
 struct cetctl_column {
 	const char *name;	/* upper case, as in -o */
 	double whint;		/* libsmartcols width hint */
