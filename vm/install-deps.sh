@@ -12,6 +12,8 @@ PKGS=(
   build-essential cmake pkg-config git libbsd-dev libsmartcols-dev libelf-dev elfutils
   # kernel build
   ccache flex bison bc libssl-dev cpio xz-utils lz4 kmod dwarves linux-source-6.1
+  # vm/build-matrix.sh (not in CI): Debian's own kernel config
+  linux-config-6.1
   # mainline's shadow-stack selftest (vm/mainline-selftest.sh) and the reference kernel
   linux-source-6.12
   # the 6.1 tree's x86 and vm selftests (vm/kselftests.sh): 32-bit and static builds
