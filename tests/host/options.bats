@@ -309,14 +309,41 @@ fish_complete() {
 	[ "$output" = --shstk ]
 }
 
-@test "options: zsh completion parses, hands over after run, completes -o lists" {
+# zcomplete 'WORDS ': the matches a real zsh offers after WORDS, one per line,
+# with completions/_cetctl and the cetctl under test (tests/host/tools/zsh-complete.zsh)
+zcomplete() {
+	timeout 60 zsh -f "$HOST_TESTS/tools/zsh-complete.zsh" "$REPO/completions" \
+		"$(dirname "$CETCTL")" "$1"
+}
+
+@test "options: zsh completes subcommands, option values and -o lists, and hands over after run" {
 	command -v zsh >/dev/null || skip "zsh not installed"
 	zsh -n "$REPO/completions/_cetctl"
-	grep -q "_cetctl_run() {" "$REPO/completions/_cetctl"
-	grep -A14 "_cetctl_run() {" "$REPO/completions/_cetctl" | grep -q "'\*::command:_normal'"
-	for c in elf status audit info; do
-		grep -q "output columns\]:columns:_cetctl_columns $c'" "$REPO/completions/_cetctl"
-	done
+	# each line: the command line, then the matches that must be among those offered
+	local line want m got
+	while IFS='|' read -r line want; do
+		got=$(zcomplete "$line") || { echo "no answer for '$line'"; return 1; }
+		for m in $want; do
+			grep -qx -- "$m" <<<"$got" ||
+				{ echo "'$line': no '$m' among:"; echo "$got"; return 1; }
+		done
+	done <<'EOF'
+cetctl |audit elf info map run status
+cetctl audit --require |locked shstk wrss
+cetctl audit -o PID,CO|COMM
+cetctl status -o |PID TID VERDICT
+cetctl info --output |NAME VALUE DETAIL
+cetctl elf --kernel-policy |allow block none
+cetctl run -m |auto glibc ptrace
+cetctl run --sh|--shstk
+cetctl run -- ls --colo|--color
+cetctl run -s -- ls --colo|--color
+cetctl run -m ptrace ls --colo|--color
+cetctl run -- cetctl au|audit
+EOF
+	# nothing from run's own options once PROG is there
+	got=$(zcomplete "cetctl run -s ls --sh")
+	! grep -qx -- --shstk <<<"$got" || { echo "$got"; return 1; }
 }
 
 @test "options: getopt's own messages carry the cetctl: CMD: prefix" {
