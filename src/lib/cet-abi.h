@@ -31,9 +31,10 @@
 #ifndef NT_X86_SHSTK
 #define NT_X86_SHSTK		0x204
 #endif
-#ifndef PTRACE_ARCH_PRCTL
-#define PTRACE_ARCH_PRCTL	30
-#endif
+/*
+ * PTRACE_ARCH_PRCTL (30) is not defined here: glibc's <sys/ptrace.h> has it
+ * in an enum, which a macro of the same name defined first would break.
+ */
 
 /* ELF property note (NT_GNU_PROPERTY_TYPE_0) types and bits. */
 #define CET_GNU_PROPERTY_X86_FEATURE_1_AND	0xc0000002U

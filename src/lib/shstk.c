@@ -57,6 +57,11 @@ int shstk_map(unsigned long addr, unsigned long size, unsigned int flags,
  * Five pushes after the return address leave %rsp 16-byte aligned for
  * the call.
  */
+/* the ABI numbers in the assembly below: cet-abi.h's, as text */
+#define ABI_STR_(x)	#x
+#define ABI_STR(x)	ABI_STR_(x)
+_Static_assert(ARCH_SHSTK_SHSTK == 1, "the assembly passes ARCH_SHSTK_SHSTK as $1");
+
 __asm__(
 	".text\n"
 	".globl cetctl_shstk_pivot_asm\n"
@@ -76,7 +81,7 @@ __asm__(
 	"	test %r14d, %r14d\n"
 	"	jz 1f\n"
 	"	mov $158, %eax\n"		/* arch_prctl */
-	"	mov $0x5001, %edi\n"		/* ARCH_SHSTK_ENABLE */
+	"	mov $" ABI_STR(ARCH_SHSTK_ENABLE) ", %edi\n"
 	"	mov $1, %esi\n"			/* ARCH_SHSTK_SHSTK */
 	"	syscall\n"
 	"	test %rax, %rax\n"
@@ -102,7 +107,7 @@ __asm__(
 	 * pushed before shadow stacks were on. It cannot fail: enabling
 	 * just worked and nothing locked the feature in between. */
 	"	mov $158, %eax\n"
-	"	mov $0x5002, %edi\n"		/* ARCH_SHSTK_DISABLE */
+	"	mov $" ABI_STR(ARCH_SHSTK_DISABLE) ", %edi\n"
 	"	mov $1, %esi\n"
 	"	syscall\n"
 	"	xor %eax, %eax\n"

@@ -21,10 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef PTRACE_ARCH_PRCTL
-#define PTRACE_ARCH_PRCTL	30
-#endif
-#define ARCH_SHSTK_LOCK		0x5003
+#include "cet-abi.h"
 
 static const char *ename(int e)
 {

@@ -29,8 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define ARCH_SHSTK_DISABLE	0x5002
-#define ARCH_SHSTK_SHSTK	(1UL << 0)
+#include "cet-abi.h"
 
 static unsigned long rdssp(void)
 {

@@ -33,18 +33,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define ARCH_SHSTK_ENABLE	0x5001
-#define ARCH_SHSTK_DISABLE	0x5002
-#define ARCH_SHSTK_LOCK		0x5003
-#define ARCH_SHSTK_UNLOCK	0x5004
-#define ARCH_SHSTK_STATUS	0x5005
-#define F_SHSTK			(1UL << 0)
-#define F_WRSS			(1UL << 1)
-#define NR_map_shadow_stack	453
-#define SHADOW_STACK_SET_TOKEN	(1UL << 0)
-#define SEGV_CPERR_CODE		10
-#define NT_X86_SHSTK_REGSET	0x204
-#define PTRACE_ARCH_PRCTL_REQ	30
+/* the ABI: one copy, src/lib/cet-abi.h, for cetctl and its tests */
+#include "cet-abi.h"
+#define F_SHSTK			((unsigned long)ARCH_SHSTK_SHSTK)
+#define F_WRSS			((unsigned long)ARCH_SHSTK_WRSS)
+#define NR_map_shadow_stack	__NR_map_shadow_stack
+#define SEGV_CPERR_CODE		SEGV_CPERR
+#define NT_X86_SHSTK_REGSET	NT_X86_SHSTK
+#define PTRACE_ARCH_PRCTL_REQ	PTRACE_ARCH_PRCTL
 #define NR_arch_prctl		158
 #define TOKEN_BIT63		(1UL << 63)
 

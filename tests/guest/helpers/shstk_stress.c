@@ -37,9 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define ARCH_SHSTK_ENABLE	0x5001
-#define ARCH_SHSTK_DISABLE	0x5002
-#define ARCH_SHSTK_STATUS	0x5005
+#include "cet-abi.h"
 #define FEAT_SHSTK		1UL
 
 static inline long arch_prctl_inline(long code, unsigned long arg)

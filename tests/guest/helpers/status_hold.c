@@ -22,8 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define ARCH_SHSTK_DISABLE	0x5002
-#define ARCH_SHSTK_SHSTK	(1UL << 0)
+#include "cet-abi.h"
 
 static pthread_barrier_t started;
 static unsigned int seconds;
