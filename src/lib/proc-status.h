@@ -14,9 +14,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Bits of the feature words the kernel prints (mainline ARCH_SHSTK_*). */
-#define CET_FEAT_SHSTK	(1U << 0)
-#define CET_FEAT_WRSS	(1U << 1)
+#include "cet-abi.h"
+
+/*
+ * Bits of the feature words the kernel prints: the arch_prctl() feature
+ * bits themselves (one namespace for /proc, ptrace and arch_prctl).
+ */
+#define CET_FEAT_SHSTK	((unsigned int)ARCH_SHSTK_SHSTK)
+#define CET_FEAT_WRSS	((unsigned int)ARCH_SHSTK_WRSS)
 
 /* One "x86_Thread_features[_locked]:" line. */
 struct cet_feature_line {

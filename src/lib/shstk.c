@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "proc-status.h"
 #include "shstk.h"
 #include "util.h"
 
@@ -174,22 +175,13 @@ static const char *status_field(const char *text, const char *key)
 	return NULL;
 }
 
+/* the words of one line, by the one parser of them (proc-status.c) */
 static unsigned long feature_words(const char *p)
 {
-	unsigned long bits = 0;
+	struct cet_feature_line fl;
 
-	while (*p && *p != '\n') {
-		size_t len;
-
-		p += strspn(p, " \t");
-		len = strcspn(p, " \t\n");
-		if (len == 5 && strncmp(p, "shstk", 5) == 0)
-			bits |= ARCH_SHSTK_SHSTK;
-		else if (len == 4 && strncmp(p, "wrss", 4) == 0)
-			bits |= ARCH_SHSTK_WRSS;
-		p += len;
-	}
-	return bits;
+	cet_feature_words_parse(p, &fl);
+	return fl.bits;
 }
 
 void shstk_features_parse(const char *status, struct shstk_proc_features *f)
