@@ -110,7 +110,7 @@ teardown() {
 	# the package neither starts the timer nor enables it on a first
 	# install (only keeps it enabled across upgrades when the admin did)
 	dpkg-deb -e "$DEB" "$W/control"
-	! grep -qs "deb-systemd-invoke start" "$W/control/postinst"
+	! grep -qs "deb-systemd-invoke start" "$W/control/postinst" || false
 	[ "$(grep -c 'deb-systemd-helper enable' "$W/control/postinst")" -eq \
 	  "$(grep -B2 'deb-systemd-helper enable' "$W/control/postinst" | grep -c 'was-enabled')" ]
 }
