@@ -25,7 +25,8 @@ setup_file() {
 	# source and binary: lintian checks both
 	(cd "$W/cetctl" && timeout 900 dpkg-buildpackage -us -uc) >"$W/build.log" 2>&1
 	echo $? >"$W/build.rc"
-	export DEB=$W/cetctl_$(dpkg-parsechangelog -l "$REPO/debian/changelog" -S Version)_amd64.deb
+	DEB=$W/cetctl_$(dpkg-parsechangelog -l "$REPO/debian/changelog" -S Version)_amd64.deb
+	export DEB
 }
 
 setup() {

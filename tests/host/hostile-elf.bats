@@ -243,8 +243,8 @@ PY
 		head -c $((RANDOM % 20000)) /dev/urandom >>"$TMP/inplace"
 		i=$((i + 1))
 	  done ) & bg+=($!)
-	local n0=0 n1=0 r
-	for r in $(seq 150); do
+	local n0=0 n1=0
+	for _ in $(seq 150); do
 		celf -J "$TMP/target" "$TMP/inplace"
 		sane 0 1
 		[ "$status" -eq 0 ] && n0=$((n0 + 1)) || n1=$((n1 + 1))

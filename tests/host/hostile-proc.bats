@@ -66,10 +66,9 @@ sane() {
 # start_hold N: N idle children of spawn in the background; sets HOLD
 # (spawn's pid) and HELD (how many it could make)
 start_hold() {
-	local i
 	"$SPAWN" hold "$1" >"$TMP/hold.out" & HOLD=$!
 	bg+=("$HOLD")
-	for i in $(seq 600); do
+	for _ in $(seq 600); do
 		grep -q '^ready' "$TMP/hold.out" 2>/dev/null && break
 		sleep 0.1
 	done

@@ -65,7 +65,6 @@ opts_fish() {
 # check_options [CMD]: print every inconsistency, return 1 if any.
 check_options() {
 	local cmd=${1:-} man bad=0 o
-	local -a where
 	man=$MANDIR/cetctl.1
 	[ -n "$cmd" ] && [ -f "$MANDIR/cetctl-$cmd.1" ] && man=$MANDIR/cetctl-$cmd.1
 	opts_help $cmd >"$TMP/help"

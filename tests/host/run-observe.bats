@@ -155,8 +155,8 @@ S
 }
 
 @test "run messages: a long name is shortened in the middle, the line ends in a newline" {
-	local d=$TMP i
-	for i in 1 2 3 4 5 6 7 8 9 10; do
+	local d=$TMP
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		d=$d/$(printf 'd%.0s' $(seq 1 200)); mkdir "$d"
 	done
 	cp /bin/true "$d/the-end"
