@@ -120,6 +120,7 @@ field() {	# field N "line": the N-th space-separated field
 	need_hw
 	run --separate-stderr "$CETCTL" run --shstk -- "$CETCTL" status -n --raw -o FEATURES,LOCKED,SHSTK,SHSTK-LOCKED,WRSS,SS-SIZE self
 	echo "$output"
+	# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
 	echo "$stderr"
 	[[ $status -eq 0 ]] || fail "status $status"
 	line=$(echo "$output" | tail -1)

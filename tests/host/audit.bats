@@ -242,6 +242,7 @@ $(role cet-emulated offlocked) " ]
 		run --separate-stderr "$CETCTL" --proc-root "$FIX/cet-emulated" audit -o PID -n \
 			--label "v=$bad" --prometheus "$prom"
 		[ "$status" -eq 1 ] || { echo "accepted: $(printf %q "$bad")"; false; }
+		# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
 		[[ $stderr == "cetctl: audit: --label v: the value is not valid UTF-8"* ]] || { echo "$stderr"; false; }
 		[ ! -e "$prom" ]
 	done

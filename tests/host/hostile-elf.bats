@@ -36,6 +36,7 @@ sane() {
 	[ "$status" -ne 124 ] && [ "$status" -ne 137 ] || { echo "timed out: $output"; return 1; }
 	[[ "$output${stderr:-}" != *AddressSanitizer* && "$output${stderr:-}" != *"runtime error"* &&
 	   "$output${stderr:-}" != *LeakSanitizer* ]] || { echo "$output${stderr:-}"; return 1; }
+	# shellcheck disable=SC2048  # the default "0 1" is one word that must split in two
 	for s in ${ok[*]}; do
 		[ "$status" -eq "$s" ] && return 0
 	done

@@ -20,6 +20,7 @@ setup() {
 	EMU=$PROCFIX/cet-emulated
 	F=$FIXTURES
 	TMP=$(mktemp -d "${BATS_TMPDIR:-/tmp}/cetctl-shape.XXXXXX")
+	# shellcheck disable=SC2034  # bg: read by cleanup_test in teardown
 	bg=()
 }
 

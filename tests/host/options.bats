@@ -263,7 +263,7 @@ bash_complete() {
 @test "options: bash completion hands over to PROG's own completion after run [OPTIONS] [--]" {
 	local want args
 	while IFS='|' read -r want args; do
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086  # $args: the words typed before the cursor
 		run bash_complete $args ""
 		[ "$output" = "OFFSET $want" ] || { echo "cetctl $args '': '$output', want OFFSET $want"; false; }
 	done <<-'EOF'

@@ -149,7 +149,9 @@ S
 	name=$(printf '%s/nl\nverified: shadow stack enabled and locked\033[31m' "$TMP")
 	cp /bin/true "$name"
 	run -125 --separate-stderr env CETCTL_FAULT_VERIFY=1 "$FAULTS" run --trace-only "$name"
+	# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
 	echo "$stderr"
+	# shellcheck disable=SC2154  # stderr_lines: set by bats' run --separate-stderr
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ $stderr == *'/nl\x0averified: shadow stack enabled and locked\x1b[31m:'* ]]
 }

@@ -10,6 +10,7 @@ load helpers
 setup() {
 	require_cetctl
 	[ -f "$CETCTL_BUILD/CMakeCache.txt" ] || skip "no CMake build at $CETCTL_BUILD"
+	# shellcheck disable=SC2034  # bg: read by cleanup_test in teardown
 	bg=()
 	TMP=$(mktemp -d "${BATS_TMPDIR:-/tmp}/cetctl-systemd.XXXXXX")
 	# the prefix is the test directory itself, so ExecStart names a binary
