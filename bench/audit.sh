@@ -32,7 +32,8 @@ gcc -O1 -pthread -o "$tmp/spawn" "$top/tests/host/hostile/spawn.c"
 "$tmp/spawn" hold "$nproc" >"$tmp/hold.out" & hold=$!
 for _ in $(seq 300); do grep -q '^ready' "$tmp/hold.out" 2>/dev/null && break; sleep 0.1; done
 held=$(awk '/^ready/ { print $2 }' "$tmp/hold.out")
-total=$(ls /proc | grep -c '^[0-9]')
+procs=(/proc/[0-9]*)
+total=${#procs[@]}
 echo "bench/audit: $held processes started, $total in /proc; timer: $(bench_timer)"
 
 names=() secs=() cpus=()

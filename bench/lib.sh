@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 # Shared by the bench/ scripts: time a shell command, with hyperfine when it
 # is installed (vm/install-deps.sh installs it), else a plain timing loop.
 #

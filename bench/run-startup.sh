@@ -40,7 +40,7 @@ if [[ ${BENCH_PERF:-0} == 1 ]]; then
 	for ((r = 1; r <= ${BENCH_ROUNDS:-3}; r++)); do
 		echo "== round $r, $(cut -d' ' -f1-3 /proc/loadavg) load"
 		for c in "${cmds[@]}"; do
-			# shellcheck disable=SC2086
+			# shellcheck disable=SC2086  # $c: a command line, split into its words
 			perf stat -r "$runs" -e task-clock,context-switches $c 2>&1 >/dev/null |
 				awk -v c="$c" '/task-clock/ {cpu = $1} /context-switches/ {cs = $1}
 					/elapsed/ {w = $1 * 1000}

@@ -224,7 +224,7 @@ git -C "$KDEV" -c "branch.$BRANCH.description=$cover" format-patch -q \
   --cover-letter --cover-from-description=subject --zero-commit \
   --signature="cetctl $kver" -o "$OUT" "$BASE..$BRANCH"
 
-(cd "$OUT" && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v '^0000-cover-letter.patch$') > "$OUT/series"
+(cd "$OUT" && printf '%s\n' [0-9][0-9][0-9][0-9]-*.patch | grep -v '^0000-cover-letter.patch$') > "$OUT/series"
 n=$(wc -l < "$OUT/series")
 [ "$n" -eq "$npatches" ] || die "expected $npatches patches, wrote $n"
 printf 'linux-source-6.1 %s\nLinux %s\n' "$pkgver" "$kver" > "$OUT/BASE"

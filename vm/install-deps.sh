@@ -45,6 +45,8 @@ PKGS=(
   # issue 21: the clean-room check (vm/clean-room.sh) and the Debian tier's root
   # (vm/debian-image.sh: mmdebstrap, mkfs.ext4 -d; make bindeb-pkg needs fakeroot)
   mmdebstrap e2fsprogs fakeroot dpkg-dev
+  # issue 23: the host tier lints the shell scripts (tests/host/shellcheck.bats)
+  shellcheck
   # emulators and boot media
   qemu-system-x86 bochs bochsbios vgabios isolinux syslinux-common xorriso
 )

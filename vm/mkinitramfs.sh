@@ -35,7 +35,7 @@ say() { echo "mkinitramfs: $*" >&2; }
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 case "${1:-}" in -h|--help) sed -n '2,26p' "$0"; exit 0 ;; esac
-KSFT= CRIU= DEMO=0
+KSFT='' CRIU='' DEMO=0
 while [[ ${1:-} == --* ]]; do
   case $1 in
     --kselftest)
@@ -67,12 +67,12 @@ mkdir -p "$ST"/{usr/bin,usr/lib,usr/lib64,usr/libexec,proc,sys,dev,tmp,run,root,
 ln -s usr/bin "$ST/bin"; ln -s usr/bin "$ST/sbin"; ln -s bin "$ST/usr/sbin"
 ln -s usr/lib "$ST/lib"; ln -s usr/lib64 "$ST/lib64"
 
-declare -A DONE=()
+declare -A PUT=()
 # copy a file (resolving symlinks) to the same path inside the stage
 put_path() { # src [dest-path-in-image]
   local src=$1 dst=${2:-$1}
-  [[ -n ${DONE[$dst]:-} ]] && return 0
-  DONE[$dst]=1
+  [[ -n ${PUT[$dst]:-} ]] && return 0
+  PUT[$dst]=1
   mkdir -p "$ST$(dirname "$dst")"
   cp -L "$src" "$ST$dst"
 }

@@ -57,7 +57,7 @@ two_workers() { local w; mapfile -t w < <(children "$1" lighttpd); ((${#w[@]} ==
 	pid=$(prop lighttpd.service MainPID)
 	# cetctl ran lighttpd in its own process: the main PID is lighttpd's
 	[ "$(readlink "/proc/$pid/exe")" = /usr/sbin/lighttpd ]
-	for i in 1 2 3 4 5; do serving; done
+	for _ in 1 2 3 4 5; do serving; done
 }
 
 @test "lighttpd runs its workers in the service's cgroup" {

@@ -39,11 +39,11 @@ need_hw() {
 # start_hold ARGS...: `cetctl run ARGS` in the background, wait for "ready";
 # sets HOLD_PID to the held program (cetctl run itself, after its exec).
 start_hold() {
-	local out=$BATS_TEST_TMPDIR/hold.out i
+	local out=$BATS_TEST_TMPDIR/hold.out
 	[[ -x $HOLD ]] || fail "helper $HOLD missing"
 	"$CETCTL" run "$@" >"$out" 2>&1 &
 	bg+=($!)
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		grep -q '^ready' "$out" && break
 		sleep 0.1
 	done
@@ -76,7 +76,7 @@ field() {	# field N "line": the N-th space-separated field
 	[[ -x $HOLD ]] || fail "helper $HOLD missing"
 	"$HOLD" -t 2 30 >"$BATS_TEST_TMPDIR/o" &
 	bg+=($!)
-	for i in $(seq 50); do grep -q ready "$BATS_TEST_TMPDIR/o" && break; sleep 0.1; done
+	for _ in $(seq 50); do grep -q ready "$BATS_TEST_TMPDIR/o" && break; sleep 0.1; done
 	run "$CETCTL" status -n --raw -o TID,SHSTK "${bg[0]}"
 	echo "$output"
 	[[ $status -eq 0 ]] || fail "status $status"
@@ -120,6 +120,7 @@ field() {	# field N "line": the N-th space-separated field
 	need_hw
 	run --separate-stderr "$CETCTL" run --shstk -- "$CETCTL" status -n --raw -o FEATURES,LOCKED,SHSTK,SHSTK-LOCKED,WRSS,SS-SIZE self
 	echo "$output"
+	# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
 	echo "$stderr"
 	[[ $status -eq 0 ]] || fail "status $status"
 	line=$(echo "$output" | tail -1)

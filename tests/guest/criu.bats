@@ -170,7 +170,7 @@ zdtm() {
 	need_criu || return 1
 	local bin=/opt/zdtm/$t
 	[[ -x $bin ]] || { fail "zdtm test $t is not in the image"; return 1; }
-	cd "$W"
+	cd "$W" || return 1
 	"$CETCTL" run -q --shstk -- "$bin" --pidfile="$W/$t.pid" --outfile="$W/$t.out" "$@" ||
 		{ cat "$W/$t.out" 2>/dev/null; fail "$t did not start"; return 1; }
 	pid=$(cat "$W/$t.pid")

@@ -34,6 +34,7 @@ want() {
 	# the raw table: FILE KERNEL, spaces in the verdict as \x20; corrupt files are
 	# errors (exit 1) and not listed
 	run --separate-stderr cetctl elf -r --raw -n -o FILE,KERNEL "$FIX"
+	# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
 	[[ -n $output ]] || fail "cetctl elf listed nothing: $stderr"
 	echo "# ${stderr##*; }" >&3
 	# cetctl judged for the policy the kernel runs with (the boot parameter

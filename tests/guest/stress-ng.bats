@@ -104,6 +104,7 @@ sng_once() {
 	exec {tick}>&-
 	wait "$cpid"
 	rc=$?
+	# shellcheck disable=SC2034  # bg: read by stop_bg in teardown
 	bg=()
 	local log
 	log=$(cat "$out" 2>/dev/null)

@@ -119,6 +119,7 @@ teardown() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups -- kill -KILL -1 2>/dev/null || true
 	status=0
 	wait "$tp" || status=$?
+	# shellcheck disable=SC2034  # bg: read by stop_bg in teardown
 	bg=()
 	sleep 1
 	local left

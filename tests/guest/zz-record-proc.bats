@@ -41,10 +41,10 @@ record_pid() {	# record_pid ROLE PID
 }
 
 hold() {	# hold OUTFILE ARGS... : cetctl run ARGS in the background; prints the held pid
-	local out=$1 i; shift
+	local out=$1; shift
 	"$CETCTL" run "$@" >"$out" 2>&1 &
 	bg+=($!)
-	for i in $(seq 100); do grep -q '^ready' "$out" && break; sleep 0.1; done
+	for _ in $(seq 100); do grep -q '^ready' "$out" && break; sleep 0.1; done
 	echo "${bg[-1]}"	# cetctl run becomes the program
 }
 
@@ -56,7 +56,7 @@ hold() {	# hold OUTFILE ARGS... : cetctl run ARGS in the background; prints the 
 	unlocked=$(hold "$BATS_TEST_TMPDIR/d" --shstk --no-lock -- "$HOLD" 300)
 	mixed=$(hold "$BATS_TEST_TMPDIR/e" --shstk --no-lock -- "$HOLD" -t 2 -d 300)
 	"$HOLD" 300 >/dev/null & plain=$!
-	bg+=($plain)
+	bg+=("$plain")
 	sleep 0.5
 	echo "# REC-BEGIN $(uname -r)" >&3
 	emit cpuinfo /proc/cpuinfo

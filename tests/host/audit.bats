@@ -242,6 +242,7 @@ $(role cet-emulated offlocked) " ]
 		run --separate-stderr "$CETCTL" --proc-root "$FIX/cet-emulated" audit -o PID -n \
 			--label "v=$bad" --prometheus "$prom"
 		[ "$status" -eq 1 ] || { echo "accepted: $(printf %q "$bad")"; false; }
+		# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
 		[[ $stderr == "cetctl: audit: --label v: the value is not valid UTF-8"* ]] || { echo "$stderr"; false; }
 		[ ! -e "$prom" ]
 	done
@@ -341,12 +342,12 @@ $(role cet-emulated offlocked) " ]
 	n=1000
 	pids=()
 	denied=$(denied_exe_count)
-	for i in $(seq $n); do
+	for _ in $(seq $n); do
 		sleep 120 & pids+=($!)
 	done
 	# churn: processes that start and exit while cetctl scans
 	( for r in $(seq 40); do
-		for j in $(seq 25); do sleep 0.0$((RANDOM % 9)) & done
+		for _ in $(seq 25); do sleep 0.0$((RANDOM % 9)) & done
 		wait
 	  done ) & churn=$!
 	# some of the long sleepers die during the scan too
@@ -444,7 +445,7 @@ $(role cet-emulated offlocked) " ]
 	# the process renames its comm: only its executable's name matches
 	"$BATS_TEST_TMPDIR/a-very-long-program-name" -e '$0 = "renamed"; sleep 60' &
 	p=$!
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		[ "$(cat /proc/$p/comm 2>/dev/null)" = renamed ] && break
 		sleep 0.1
 	done

@@ -25,7 +25,8 @@ setup_file() {
 	# source and binary: lintian checks both
 	(cd "$W/cetctl" && timeout 900 dpkg-buildpackage -us -uc) >"$W/build.log" 2>&1
 	echo $? >"$W/build.rc"
-	export DEB=$W/cetctl_$(dpkg-parsechangelog -l "$REPO/debian/changelog" -S Version)_amd64.deb
+	DEB=$W/cetctl_$(dpkg-parsechangelog -l "$REPO/debian/changelog" -S Version)_amd64.deb
+	export DEB
 }
 
 setup() {
@@ -110,7 +111,7 @@ teardown() {
 	# the package neither starts the timer nor enables it on a first
 	# install (only keeps it enabled across upgrades when the admin did)
 	dpkg-deb -e "$DEB" "$W/control"
-	! grep -qs "deb-systemd-invoke start" "$W/control/postinst"
+	! grep -qs "deb-systemd-invoke start" "$W/control/postinst" || false
 	[ "$(grep -c 'deb-systemd-helper enable' "$W/control/postinst")" -eq \
 	  "$(grep -B2 'deb-systemd-helper enable' "$W/control/postinst" | grep -c 'was-enabled')" ]
 }

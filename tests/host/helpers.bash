@@ -23,6 +23,7 @@ require_cetctl() {
 
 # For teardown: kill the processes a test started in the background (pids in
 # the array bg) and reap them, then remove the test's TMP directory.
+# shellcheck disable=SC2154  # bg: the test's array, set in its setup
 cleanup_test() {
 	local p
 	for p in "${bg[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -111,7 +112,7 @@ help_long_options() {
 # A jq definition to put before an expression reading `cetctl elf -J`:
 # `.kernel | ktext` is the KERNEL object as the table writes it ("allows",
 # "refuses", "allows (policy allow)", "n/a (no policy)", "ENOEXEC", ...).
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2034  # jq's \(.), not the shell's; used by the .bats files
 JQ_KTEXT='def ktext: if type != "object" then error("kernel is not an object: \(.)")
 	elif .verdict == "fails" then .errno
 	elif .reason == null then .verdict else "\(.verdict) (\(.reason))" end; '
@@ -120,6 +121,7 @@ JQ_KTEXT='def ktext: if type != "object" then error("kernel is not an object: \(
 # (in some sandboxes even root cannot read PID 1's exe link).
 denied_exe_count() {
 	# one ls for all of them: cheap even with thousands of processes
+	# shellcheck disable=SC2010  # grep counts ls's error messages, not file names
 	ls -l /proc/[0-9]*/exe 2>&1 >/dev/null | grep -c 'Permission denied' || true
 }
 

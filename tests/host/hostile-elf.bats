@@ -36,6 +36,7 @@ sane() {
 	[ "$status" -ne 124 ] && [ "$status" -ne 137 ] || { echo "timed out: $output"; return 1; }
 	[[ "$output${stderr:-}" != *AddressSanitizer* && "$output${stderr:-}" != *"runtime error"* &&
 	   "$output${stderr:-}" != *LeakSanitizer* ]] || { echo "$output${stderr:-}"; return 1; }
+	# shellcheck disable=SC2048  # the default "0 1" is one word that must split in two
 	for s in ${ok[*]}; do
 		[ "$status" -eq "$s" ] && return 0
 	done
@@ -243,8 +244,8 @@ PY
 		head -c $((RANDOM % 20000)) /dev/urandom >>"$TMP/inplace"
 		i=$((i + 1))
 	  done ) & bg+=($!)
-	local n0=0 n1=0 r
-	for r in $(seq 150); do
+	local n0=0 n1=0
+	for _ in $(seq 150); do
 		celf -J "$TMP/target" "$TMP/inplace"
 		sane 0 1
 		[ "$status" -eq 0 ] && n0=$((n0 + 1)) || n1=$((n1 + 1))

@@ -66,10 +66,9 @@ sane() {
 # start_hold N: N idle children of spawn in the background; sets HOLD
 # (spawn's pid) and HELD (how many it could make)
 start_hold() {
-	local i
 	"$SPAWN" hold "$1" >"$TMP/hold.out" & HOLD=$!
 	bg+=("$HOLD")
-	for i in $(seq 600); do
+	for _ in $(seq 600); do
 		grep -q '^ready' "$TMP/hold.out" 2>/dev/null && break
 		sleep 0.1
 	done
@@ -104,6 +103,7 @@ proc_budget() {
 	[ "$HELD" -ge $((n * 9 / 10)) ] || { echo "fork stopped at $HELD of $n"; false; }
 	"$SPAWN" churn 15 >"$TMP/churn.out" & bg+=($!)
 	# 300 of the held processes die during the scan
+	# shellcheck disable=SC2046  # pgrep prints one pid per line: one word each
 	( sleep 0.2; kill -9 $(pgrep -P "$HOLD" | head -n 300) 2>/dev/null ) & bg+=($!)
 	run --separate-stderr timeout -k 5 60 "$CETCTL" audit -J
 	sane 0
@@ -130,7 +130,7 @@ proc_budget() {
 	while [ "$SECONDS" -lt 5 ]; do
 		pids=$(pgrep -x hostile-churn | head -n 3 | tr '\n' ' ')
 		[ -n "$pids" ] || continue
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086  # $pids: one pid per word
 		run --separate-stderr timeout -k 2 20 "$CETCTL" status -J $pids
 		sane 0 1
 		jq -e .processes <<<"$output" >/dev/null
@@ -169,7 +169,7 @@ proc_budget() {
 		[ "$(jq --argjson k "$k" 'any(.processes[]; .pid == $k)' <<<"$output")" = false ] ||
 			{ echo "kernel thread $k in audit"; false; }
 	done
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086  # $kts: one pid per word
 	run --separate-stderr timeout -k 2 20 "$CETCTL" status -J $kts
 	sane 1
 	jq -e '.processes == []' <<<"$output" >/dev/null
@@ -313,6 +313,7 @@ proc_budget() {
 	cp /usr/bin/sleep "$TMP/n"$'\n'"l"
 	"$TMP/a\\b" 30 & bg+=($!)
 	local bs=$!
+	# shellcheck disable=SC2289  # the program's name holds a newline: what the test is about
 	"$TMP/n"$'\n'"l" 30 & bg+=($!)
 	local nl=$!
 	sleep 0.2

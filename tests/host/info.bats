@@ -180,7 +180,6 @@ copy_tree() {	# copy_tree TREE -> path of a private copy
 	# kernel config without CONFIG_X86_USER_SHADOW_STACK
 	run "$CETCTL" --proc-root "$FIX/host-nocet" info -J
 	echo "$output"
-	local d
 	d() { jq -r --arg n "$1" '.info[] | select(.name == $n) | "\(.value)|\(.detail)"' <<<"$output"; }
 	[ "$(d cpu-shstk)" = "no|the CPU has no shadow stacks: cpuinfo lacks shstk and user_shstk" ]
 	[ "$(d cpu-ibt)" = "no|cpuinfo lacks ibt: no indirect branch tracking" ]

@@ -11,6 +11,7 @@ setup() {
 	require_cetctl
 	command -v cmake >/dev/null || skip "cmake not installed"
 	[ -f "$CETCTL_BUILD/CMakeCache.txt" ] || skip "no CMake build at $CETCTL_BUILD"
+	# shellcheck disable=SC2034  # bg: read by cleanup_test in teardown
 	bg=()
 	# not under /tmp: the installed cetctl only loads a preload library from a
 	# path nobody but root can change

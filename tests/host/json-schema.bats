@@ -54,7 +54,7 @@ all_columns() {	# all_columns CMD -> every column, comma separated
 	valid status status -J -o "$cols" self 1
 	for t in cet-emulated bochs-ref612 host-nocet; do
 		pids=$(awk '{ print $2 }' "$PROCFIX/$t/roles" | tr '\n' ' ')
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086  # $pids: one pid per word
 		valid status --proc-root "$PROCFIX/$t" status -J -o "$cols" $pids
 	done
 	# errors: objects naming the pid

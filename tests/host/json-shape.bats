@@ -20,6 +20,7 @@ setup() {
 	EMU=$PROCFIX/cet-emulated
 	F=$FIXTURES
 	TMP=$(mktemp -d "${BATS_TMPDIR:-/tmp}/cetctl-shape.XXXXXX")
+	# shellcheck disable=SC2034  # bg: read by cleanup_test in teardown
 	bg=()
 }
 
@@ -143,7 +144,7 @@ no_placeholders() {
 }
 
 @test "shape: status -J, threads nest under their process (tasks) whatever -o selects" {
-	local o shapes=()
+	local o
 	for o in PID,FEATURES PID,COMM,FEATURES FEATURES PID,TID,FEATURES,SS-VMAS "$(all_columns status)"; do
 		"$CETCTL" --proc-root "$EMU" status -J -o "$o" 3115 3114 >"$TMP/o.json"
 		# one object per process, its threads below it, each with its tid

@@ -42,9 +42,9 @@ free_port() {
 # Start the exporter on a free loopback port; sets PORT. A port taken
 # between free_port and the exporter's bind is retried.
 start_exporter() {
-	local try i as=()
+	local as=()
 	[ "$(id -u)" -ne 0 ] || as=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
-	for try in 1 2 3; do
+	for _ in 1 2 3; do
 		PORT=$(free_port)
 		timeout 120 "${as[@]}" "$EXPORTER" \
 			--web.listen-address="127.0.0.1:$PORT" \
@@ -52,7 +52,7 @@ start_exporter() {
 			--collector.textfile.directory="$TEXTDIR" \
 			--web.disable-exporter-metrics >"$TMP/exporter.log" 2>&1 &
 		bg+=($!)
-		for i in $(seq 50); do
+		for _ in $(seq 50); do
 			curl -sf -m 2 -o /dev/null "http://127.0.0.1:$PORT/metrics" && return 0
 			kill -0 "${bg[-1]}" 2>/dev/null || break
 			sleep 0.1

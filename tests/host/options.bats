@@ -65,7 +65,6 @@ opts_fish() {
 # check_options [CMD]: print every inconsistency, return 1 if any.
 check_options() {
 	local cmd=${1:-} man bad=0 o
-	local -a where
 	man=$MANDIR/cetctl.1
 	[ -n "$cmd" ] && [ -f "$MANDIR/cetctl-$cmd.1" ] && man=$MANDIR/cetctl-$cmd.1
 	opts_help $cmd >"$TMP/help"
@@ -264,7 +263,7 @@ bash_complete() {
 @test "options: bash completion hands over to PROG's own completion after run [OPTIONS] [--]" {
 	local want args
 	while IFS='|' read -r want args; do
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086  # $args: the words typed before the cursor
 		run bash_complete $args ""
 		[ "$output" = "OFFSET $want" ] || { echo "cetctl $args '': '$output', want OFFSET $want"; false; }
 	done <<-'EOF'

@@ -17,6 +17,7 @@ setup() {
 	EMU=$HOST_TESTS/fixtures/proc/cet-emulated
 	F=$FIXTURES
 	TMP=$(mktemp -d "${BATS_TMPDIR:-/tmp}/cetctl-width.XXXXXX")
+	# shellcheck disable=SC2034  # bg: read by cleanup_test in teardown
 	bg=()
 }
 
@@ -70,7 +71,7 @@ commands() {
 		w=80
 		[[ $args == info ]] && w=50
 		[[ $args == "elf --deps"* ]] && w=90
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086  # $args: a cetctl command line, split into its words
 		on_tty $w "$CETCTL" $args >"$TMP/out"
 		[ -s "$TMP/out" ] || { echo "no output: $args"; return 1; }
 		# shellcheck disable=SC2086
@@ -134,7 +135,7 @@ check_cuts() {
 @test "width: COLUMNS sets the width of a terminal" {
 	local args
 	while read -r args; do
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086  # $args: a cetctl command line, split into its words
 		on_tty 200 env COLUMNS=82 "$CETCTL" $args >"$TMP/out"
 		# shellcheck disable=SC2086
 		fits 82 "$TMP/out" $args || { echo "cetctl $args:"; cat "$TMP/out"; return 1; }
@@ -150,9 +151,9 @@ check_cuts() {
 @test "width: output that is not a terminal is neither cut nor padded, whatever the width" {
 	local args
 	while read -r args; do
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086  # $args: a cetctl command line, split into its words
 		COLUMNS=300 "$CETCTL" $args >"$TMP/a" 2>/dev/null || true
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086  # $args: a cetctl command line, split into its words
 		COLUMNS=30 "$CETCTL" $args >"$TMP/b" 2>/dev/null || true
 		diff "$TMP/a" "$TMP/b" || { echo "cetctl $args depends on COLUMNS"; return 1; }
 		# the same on a narrow terminal's pipe

@@ -71,6 +71,7 @@ out_fails() {
 	local line
 	check() {	# check CMD ARGS...: the first stderr line of cetctl CMD ARGS
 		run --separate-stderr "$CETCTL" "$@"
+		# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
 		line=${stderr%%$'\n'*}
 		[[ $line == "cetctl: $1: "* ]] || { echo "$*: '$line'"; return 1; }
 	}
@@ -99,7 +100,7 @@ out_fails() {
 	local where cmd opened
 	for where in '<&-' '>&-' '2>&-' '<&- >&- 2>&-'; do
 		for cmd in "audit -J" "status self" "elf -r /usr/lib/os-release /bin/true"; do
-			# shellcheck disable=SC2086
+			# shellcheck disable=SC2086  # $cmd: a cetctl command line, split into its words
 			strace -qq -e trace=execve,openat,open,pipe2,dup,dup2,dup3,socket -o "$TMP/trace" \
 				bash -c 'exec "$0" "$@" >/dev/null 2>/dev/null '"$where" "$CETCTL" $cmd || true
 			# from cetctl's exec on (before it: bash's redirections), but the

@@ -43,6 +43,7 @@ value() {	# value JSON NAME
 @test "proc-root: tables say it on stderr; the live /proc is not mentioned" {
 	local t=$FIX/cet-emulated
 	run --separate-stderr "$CETCTL" --proc-root "$t" audit -o PID -n
+	# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
 	[[ $stderr == *"cetctl: audit: reading $t instead of /proc (--proc-root)"* ]]
 	CETCTL_PROC_ROOT=$t run --separate-stderr "$CETCTL" status --raw self
 	[[ $stderr == *"cetctl: status: reading $t instead of /proc (CETCTL_PROC_ROOT)"* ]]

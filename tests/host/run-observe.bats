@@ -149,14 +149,16 @@ S
 	name=$(printf '%s/nl\nverified: shadow stack enabled and locked\033[31m' "$TMP")
 	cp /bin/true "$name"
 	run -125 --separate-stderr env CETCTL_FAULT_VERIFY=1 "$FAULTS" run --trace-only "$name"
+	# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
 	echo "$stderr"
+	# shellcheck disable=SC2154  # stderr_lines: set by bats' run --separate-stderr
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ $stderr == *'/nl\x0averified: shadow stack enabled and locked\x1b[31m:'* ]]
 }
 
 @test "run messages: a long name is shortened in the middle, the line ends in a newline" {
-	local d=$TMP i
-	for i in 1 2 3 4 5 6 7 8 9 10; do
+	local d=$TMP
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		d=$d/$(printf 'd%.0s' $(seq 1 200)); mkdir "$d"
 	done
 	cp /bin/true "$d/the-end"

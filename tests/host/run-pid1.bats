@@ -76,6 +76,7 @@ need_pidns() {
 	chmod 0711 "$XO/prog"
 	run --separate-stderr timeout -s KILL 30 setpriv --reuid nobody --regid nogroup \
 		--clear-groups "$CETCTL" run --trace-only "$XO/prog"
+	# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
 	echo "$status: $stderr"
 	[ "$status" -eq 125 ]
 	[[ $stderr == *'execute-only'*'program not run' ]]

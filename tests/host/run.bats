@@ -229,7 +229,7 @@ host_has_shstk() {
 @test "run: the standard descriptors the caller closed are closed in the program" {
 	# cetctl holds them with placeholders (src/main.c) that must not leak
 	local where
-	# shellcheck disable=SC2016
+	# shellcheck disable=SC2016  # $$ and $f are the probe's, for sh to expand
 	local probe='for f in 0 1 2; do if [ -e /proc/$$/fd/$f ]; then echo "$f open" >&3; else echo "$f closed" >&3; fi; done'
 	for where in '<&-' '>&-' '2>&-' '<&- >&- 2>&-'; do
 		run bash -c 'sh -c "$1" 3>"$2.plain" '"$where"'; "$0" run --trace-only sh -c "$1" 3>"$2.run" '"$where" \

@@ -30,6 +30,7 @@ broken_tree() {
 @test "status reads: -o without VMA, exe or object columns ignores unreadable smaps/maps/exe" {
 	local t; t=$(broken_tree)
 	run --separate-stderr "$CETCTL" --proc-root "$t" status -o PID,COMM,FEATURES,LOCKED,SHSTK 3114
+	# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 	[[ $stderr != *"cannot read"* ]]
 	[[ $output == *sleep*shstk* ]]

@@ -32,6 +32,7 @@ fail() {
 
 # For teardown: kill the processes a test started in the background (pids in
 # the array bg) and reap them.
+# shellcheck disable=SC2154  # bg: the test's array, set in its setup
 stop_bg() {
 	local p
 	for p in "${bg[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -92,6 +93,7 @@ expect_fault_lines() {
 # run_helper NAME [ARGS...]: run a C helper; its exit status decides:
 #   0 pass, 77 skip (its "SKIP: reason" line becomes the skip reason), else fail.
 # Its whole output is printed, so a failing test shows every check.
+# shellcheck disable=SC2154  # output, status: set by bats' run
 run_helper() {
 	local bin=$HELPERS/$1
 	shift
