@@ -74,7 +74,7 @@ commands() {
 		# shellcheck disable=SC2086  # $args: a cetctl command line, split into its words
 		on_tty $w "$CETCTL" $args >"$TMP/out"
 		[ -s "$TMP/out" ] || { echo "no output: $args"; return 1; }
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086  # a command line, split into its words on purpose
 		fits $w "$TMP/out" $args || { echo "cetctl $args:"; cat "$TMP/out"; return 1; }
 	done < <(commands)
 }
@@ -113,11 +113,11 @@ check_cuts() {
 @test "width: a verdict is cut at a word with an ellipsis, never inside its head (issue 21)" {
 	local cols cmd n total=0
 	for cmd in audit "status 3114 3115 3116 4001 4002"; do
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086  # a command line, split into its words on purpose
 		"$CETCTL" --proc-root "$EMU" $cmd -o PID,VERDICT 2>/dev/null | sed 1d >"$TMP/pipe"
 		[ -s "$TMP/pipe" ]
 		for cols in 12 20 30 45 80; do
-			# shellcheck disable=SC2086
+			# shellcheck disable=SC2086  # a command line, split into its words on purpose
 			on_tty $cols "$CETCTL" --proc-root "$EMU" $cmd -o PID,VERDICT | sed 1d >"$TMP/tty"
 			n=$(check_cuts "$TMP/pipe" "$TMP/tty") || { echo "$n"; echo "$cmd at $cols:"; cat "$TMP/tty"; return 1; }
 			total=$((total + n))
@@ -137,7 +137,7 @@ check_cuts() {
 	while read -r args; do
 		# shellcheck disable=SC2086  # $args: a cetctl command line, split into its words
 		on_tty 200 env COLUMNS=82 "$CETCTL" $args >"$TMP/out"
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086  # a command line, split into its words on purpose
 		fits 82 "$TMP/out" $args || { echo "cetctl $args:"; cat "$TMP/out"; return 1; }
 	done < <(commands)
 }
