@@ -50,7 +50,11 @@ fits() {
 	"$CETCTL" "$@" >"$TMP/pipe" 2>/dev/null || true
 	LC_ALL=C.UTF-8 awk -v w="$w" 'NR == FNR { pipe[FNR] = $0; next }
 		length($0) > w && !/(…|\.\.\.)$/ && $0 != pipe[FNR]' "$TMP/pipe" "$out" >"$TMP/over"
-	[ ! -s "$TMP/over" ]
+	# and a file name longer than the terminal, on a line of its own (elf)
+	local line
+	while IFS= read -r line; do
+		[[ -e ${line## } && ${line## } == /* ]] || { echo "too long: $line"; return 1; }
+	done <"$TMP/over"
 }
 
 # every table command, default columns
