@@ -39,6 +39,32 @@
  * matter. After the exec, signals are held (suppressed at their
  * delivery-stops) and handed back at the detach, so the program sees them
  * once, as if sent just after its start.
+ *
+ * T is a state machine (enum tstate; tracer() and tracer_step() at the
+ * end of the tracer's section): it waits for one event of the program at
+ * a time, classifies it once (classify(): exited, killed,
+ * signal-delivery-stop, group-stop, interrupt stop, syscall stop, exec
+ * event), and acts on state + event with the request that leads to the
+ * next event and the next state:
+ *
+ *   TS_SEIZED --stop seen, TracerPid is T, resume seen--> TS_BEFORE_EXEC
+ *   TS_BEFORE_EXEC --exec event--> TS_EXECVE_EXIT   (other stops passed on)
+ *   TS_EXECVE_EXIT --syscall-exit stop, checks--> TS_INJECT_ENTER (ptrace)
+ *                                             or TS_LOADER        (glibc)
+ *   TS_INJECT_ENTER --syscall stop--> TS_INJECT_EXIT
+ *   TS_INJECT_EXIT --syscall stop--> TS_INJECT_ENTER (next call)
+ *                                 or TS_VERIFIED (locked, verified)
+ *   TS_LOADER --the marker's syscall-enter stop, verified--> TS_VERIFIED
+ *   any state after the exec --a step not seen done--> TS_FAILED
+ *                            --exited or killed--> TS_DIED
+ *
+ * A step counts as done only when its effect was observed (a stop, a
+ * register or text read back, the kernel's own report), never because a
+ * call returned 0. The final states: TS_VERIFIED detaches; TS_FAILED
+ * prints one line and makes the program exit 125 before its first
+ * instruction or kills it, never resumes it; TS_DIED and TS_GONE have
+ * nothing left to do. A failure before the exec is sent to P, which says
+ * why and exits without running anything.
  */
 #include <errno.h>
 #include <elf.h>
@@ -83,11 +109,102 @@
 #define INSN_INT80	0x80cdUL	/* cd 80: the 32-bit entry */
 #define NR32_EXIT_GROUP	252
 
-struct tracee {
-	pid_t pid;		/* in our pid namespace */
+/*
+ * The tracer's states, in the order a start-up passes them. The tracer
+ * waits for one event of the program at a time; what it does with it
+ * depends only on the state it is in (tracer_step()). TS_SEIZED and
+ * TS_BEFORE_EXEC are before the exec (the tracee is still cetctl), the
+ * rest after it. The last four are final.
+ */
+enum tstate {
+	TS_SEIZED,	/* PTRACE_SEIZE answered, PTRACE_INTERRUPT sent: waiting
+			 * for the stop that shows the seize */
+	TS_BEFORE_EXEC,	/* seen traced: its stops passed on as if untraced,
+			 * until the exec event */
+	TS_EXECVE_EXIT,	/* after the exec event: on to execve's syscall-exit
+			 * stop, where no instruction of the program has run */
+	TS_INJECT_ENTER, /* an injected call: its syscall-enter stop */
+	TS_INJECT_EXIT,	/* an injected call: its syscall-exit stop */
+	TS_LOADER,	/* the glibc method: the loader runs, traced, up to the
+			 * marker at the entry point */
+	TS_VERIFIED,	/* final: the kernel shows what was asked; released */
+	TS_FAILED,	/* final: a step after the exec failed; the program is
+			 * made to exit or killed, never resumed */
+	TS_DIED,	/* final: the program died during start-up */
+	TS_GONE,	/* final, before the exec: cetctl died or failed its
+			 * exec, and said so itself */
+};
+
+/* (the test build logs them: CETCTL_FAULT_STATES) */
+static const char *const tstate_names[] __attribute__((unused)) = {
+	[TS_SEIZED]		= "seized",
+	[TS_BEFORE_EXEC]	= "before-exec",
+	[TS_EXECVE_EXIT]	= "execve-exit",
+	[TS_INJECT_ENTER]	= "inject-enter",
+	[TS_INJECT_EXIT]	= "inject-exit",
+	[TS_LOADER]		= "loader",
+	[TS_VERIFIED]		= "verified",
+	[TS_FAILED]		= "failed",
+	[TS_DIED]		= "died",
+	[TS_GONE]		= "gone",
+};
+
+/* What one wait status of the program was (classify()). */
+enum event_kind {
+	EV_EXITED,	/* it exited */
+	EV_KILLED,	/* a signal killed it */
+	EV_SIGNAL,	/* signal-delivery-stop: a signal about to be delivered */
+	EV_GROUP_STOP,	/* PTRACE_EVENT_STOP with a stop signal: a group-stop */
+	EV_INTERRUPT,	/* PTRACE_EVENT_STOP otherwise: PTRACE_INTERRUPT's stop */
+	EV_SYSCALL,	/* syscall-enter or -exit stop (TRACESYSGOOD: SIGTRAP|0x80) */
+	EV_EXEC,	/* PTRACE_EVENT_EXEC: the exec is done, inside execve */
+	EV_OTHER,	/* any other stop (another ptrace event) */
+	EV_NOT_STOPPED,	/* a status that is none of the above */
+};
+
+static const char *const event_names[] __attribute__((unused)) = {
+	[EV_EXITED]		= "exited",
+	[EV_KILLED]		= "killed",
+	[EV_SIGNAL]		= "signal-delivery-stop",
+	[EV_GROUP_STOP]		= "group-stop",
+	[EV_INTERRUPT]		= "interrupt-stop",
+	[EV_SYSCALL]		= "syscall-stop",
+	[EV_EXEC]		= "exec-event",
+	[EV_OTHER]		= "other-stop",
+	[EV_NOT_STOPPED]	= "not-stopped",
+};
+
+struct event {
+	enum event_kind kind;
+	int sig;	/* the signal of a stop (WSTOPSIG) */
+	int status;	/* as waitpid() gave it */
+};
+
+/* A call injected into the program at its execve exit stop. */
+struct injected {
+	long nr;
+	unsigned long a1, a2;
+	enum launch_stage stage;	/* what a negative answer means */
+};
+
+/*
+ * The launch as the tracer knows it: one of these, on the tracer's stack,
+ * for the whole start-up.
+ */
+struct launch {
+	enum tstate state;
+	const struct launch_opts *o;
+	launch_report_fn report;	/* the one line, after the exec */
+	void *arg;
+	int wfd;		/* T -> P messages, until SEIZED */
+	pid_t pid;		/* in our pid namespace; 0 once it died */
 	pid_t proc_pid;		/* the same process as /proc numbers it */
 	pid_t proc_self;	/* the tracer as /proc numbers it */
-	int pending[MAX_PENDING];
+	/* the request that leads to the next event, and whether that event
+	 * is one the tracer causes (bounded in time) or the program's own */
+	int req;
+	bool bounded;
+	int pending[MAX_PENDING];	/* signals held for the detach */
 	int npending;
 	bool poked;		/* the syscall instruction is in place */
 	unsigned long spot;	/* where */
@@ -96,8 +213,24 @@ struct tracee {
 	unsigned long entry;	/* AT_ENTRY: the program's own entry point */
 	struct user_regs_struct saved;	/* registers at the execve exit stop */
 	bool have_regs;
+	struct injected calls[2];	/* the calls to inject, in order */
+	int ncalls, call;	/* how many; the one under way */
 	unsigned long long kernel_pending;	/* SigPnd|ShdPnd at the last check */
 	struct launch_result *res;
+};
+
+/* What P hands to C and T (see "the caller's side" below). */
+struct spawn {
+	pid_t self;			/* P: the caller, the program to be */
+	bool yama;			/* the Yama hand-shake (yama_relational()) */
+	const struct launch_opts *opts;
+	launch_report_fn report;
+	void *arg;
+	struct launch_pipes *p;
+	int wfd;		/* T's end of the message pipe */
+	int gofd;		/* T's end of "go" (Yama), or -1 */
+	sigset_t mask;		/* the caller's, for T (CLONE_VM) */
+	char *tstack;		/* top of T's stack (CLONE_VM) */
 };
 
 /*
@@ -216,9 +349,42 @@ static void fault_log(const char *what, pid_t pid)
 		n = 0;
 	close(fd);
 }
+
+/*
+ * CETCTL_FAULT_STATES=FILE: the tracer appends a line for every event it
+ * acts on, "STATE EVENT" ("STATE wait-failed" when no event came), and
+ * the final state alone. Before the exec it may run in the caller's
+ * memory: no stdio, no allocation here.
+ */
+static void state_log(const struct launch *l, const struct event *ev)
+{
+	const char *log = getenv("CETCTL_FAULT_STATES");
+	const char *w[3] = { tstate_names[l->state], " ", NULL };
+	char line[64];
+	size_t n = 0, k;
+	int i, fd;
+
+	if (!log)
+		return;
+	w[2] = ev ? event_names[ev->kind] : l->state >= TS_VERIFIED ? "" : "wait-failed";
+	if (!*w[2])
+		w[1] = "";
+	for (i = 0; i < 3; i++)
+		for (k = 0; w[i][k] && n < sizeof(line) - 1; k++)
+			line[n++] = w[i][k];
+	line[n++] = '\n';
+	fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (write(fd, line, n) < 0)
+		n = 0;
+	close(fd);
+}
+#define STATE_LOG(l, ev)	state_log(l, ev)
 #else
 #define fault_point(step, program)	do { } while (0)
 #define fault_log(what, pid)		do { } while (0)
+#define STATE_LOG(l, ev)		do { } while (0)
 #endif
 
 /*
@@ -231,7 +397,7 @@ static long pt(int req, pid_t pid, unsigned long addr, unsigned long data)
 	return ptrace((enum __ptrace_request)req, pid, (void *)addr, (void *)data);
 }
 
-static int fail(struct tracee *t, enum launch_stage stage, int err, const char *what)
+static int fail(struct launch *t, enum launch_stage stage, int err, const char *what)
 {
 	t->res->stage = stage;
 	t->res->err = err;
@@ -244,7 +410,7 @@ static int fail(struct tracee *t, enum launch_stage stage, int err, const char *
  * nothing, so the buffer is filled with a pattern no real register set has
  * (cs is 0x33 or 0x23) and an untouched one is a failure.
  */
-static int get_regs(struct tracee *t, struct user_regs_struct *regs)
+static int get_regs(struct launch *t, struct user_regs_struct *regs)
 {
 	memset(regs, 0xa5, sizeof(*regs));
 	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)regs) < 0)
@@ -259,7 +425,7 @@ static int get_regs(struct tracee *t, struct user_regs_struct *regs)
  * PTRACE_GETREGS shows them (a PTRACE_SETREGS answered 0 changes nothing,
  * and resuming then would run the program's own code).
  */
-static int set_regs(struct tracee *t, const struct user_regs_struct *want)
+static int set_regs(struct launch *t, const struct user_regs_struct *want)
 {
 	struct user_regs_struct got;
 
@@ -278,7 +444,7 @@ static int set_regs(struct tracee *t, const struct user_regs_struct *want)
 /* The same through the other interface, PTRACE_SETREGSET (NT_PRSTATUS),
  * and read back through PTRACE_GETREGSET: the way out when the first was
  * answered without effect, to make the program exit by itself. */
-static int set_regs_regset(struct tracee *t, const struct user_regs_struct *want)
+static int set_regs_regset(struct launch *t, const struct user_regs_struct *want)
 {
 	struct user_regs_struct got, w = *want;
 	struct iovec iov = { &w, sizeof(w) };
@@ -300,7 +466,7 @@ static int set_regs_regset(struct tracee *t, const struct user_regs_struct *want
  * which answers with a byte count (a filter answering 0 cannot pass for
  * it). 0, or -1 with the result filled.
  */
-static int read_text(struct tracee *t, unsigned long addr, unsigned long *word)
+static int read_text(struct launch *t, unsigned long addr, unsigned long *word)
 {
 	struct iovec local = { word, sizeof(*word) };
 	struct iovec remote = { (void *)addr, sizeof(*word) };
@@ -313,7 +479,7 @@ static int read_text(struct tracee *t, unsigned long addr, unsigned long *word)
 }
 
 /* PTRACE_POKETEXT, counted as done only when the text reads back so. */
-static int write_text(struct tracee *t, unsigned long addr, unsigned long word)
+static int write_text(struct launch *t, unsigned long addr, unsigned long word)
 {
 	unsigned long back;
 
@@ -434,7 +600,7 @@ static bool is_stop_signal(int sig)
 
 /* Drop the held signals @drop says to drop (as the kernel drops pending
  * ones when a stop or continue signal is sent). */
-static void drop_held(struct tracee *t, bool (*drop)(int sig))
+static void drop_held(struct launch *t, bool (*drop)(int sig))
 {
 	int i, n = 0;
 
@@ -456,7 +622,7 @@ static bool is_cont(int sig)
  * program running, as it would a plain child (handing both back, the
  * SIGCONT would act first, at its sending, and the stop last).
  */
-static void hold_signal(struct tracee *t, int sig)
+static void hold_signal(struct launch *t, int sig)
 {
 	int i;
 
@@ -473,40 +639,48 @@ static void hold_signal(struct tracee *t, int sig)
 }
 
 /*
- * After the exec: resume with @req (PTRACE_CONT or PTRACE_SYSCALL) until a
- * stop whose status>>8 is @want. Signal-delivery-stops on the way are held
- * (suppressed now, handed back at the detach); other event stops are
- * resumed. Returns 0, or -1 with the result filled (the program died:
- * LAUNCH_DIED; ptrace failed: LAUNCH_TRACE).
+ * Every wait status of the program, classified once (as strace's
+ * next_event() does): the states below act on the kind, never on the
+ * status bits. TRACESYSGOOD makes a system-call stop SIGTRAP|0x80, which
+ * no signal is; a ptrace event stop has the event in bits 16-23.
  */
-static int resume_until(struct tracee *t, int req, int want)
+static struct event classify(int status)
+{
+	struct event ev = { EV_NOT_STOPPED, 0, status };
+
+	if (WIFEXITED(status))
+		ev.kind = EV_EXITED;
+	else if (WIFSIGNALED(status))
+		ev.kind = EV_KILLED;
+	if (!WIFSTOPPED(status))
+		return ev;
+	ev.sig = WSTOPSIG(status);
+	if ((status >> 8) == (SIGTRAP | 0x80))
+		ev.kind = EV_SYSCALL;
+	else if ((status >> 16) == 0)
+		ev.kind = EV_SIGNAL;
+	else if ((status >> 16) == PTRACE_EVENT_EXEC)
+		ev.kind = EV_EXEC;
+	else if ((status >> 16) == PTRACE_EVENT_STOP)
+		ev.kind = is_stop_signal(ev.sig) ? EV_GROUP_STOP : EV_INTERRUPT;
+	else
+		ev.kind = EV_OTHER;
+	return ev;
+}
+
+/* The program's next event: bounded in time when the tracer caused it
+ * (wait_bounded()), not when the program runs its own course. 0, or
+ * -errno from the wait. */
+static int next_event(struct launch *l, struct event *ev)
 {
 	int status, ret;
 
-	for (;;) {
-		drain_chld();
-		if (pt(req, t->pid, 0, 0) < 0)
-			return fail(t, LAUNCH_TRACE, -errno,
-				    req == PTRACE_CONT ? "PTRACE_CONT" : "PTRACE_SYSCALL");
-		ret = wait_bounded(t->pid, &status);
-		if (ret < 0)
-			return fail(t, LAUNCH_TRACE, ret, req == PTRACE_CONT ?
-				    "waiting for the stop after PTRACE_CONT" :
-				    "waiting for the stop after PTRACE_SYSCALL");
-		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			t->res->wstatus = status;
-			t->pid = 0;	/* gone */
-			return fail(t, LAUNCH_DIED, 0, NULL);
-		}
-		if (!WIFSTOPPED(status))
-			continue;
-		if ((status >> 8) == want)
-			return 0;
-		if ((status >> 16) == 0 && WSTOPSIG(status) != (SIGTRAP | 0x80))
-			hold_signal(t, WSTOPSIG(status));
-	}
+	ret = l->bounded ? wait_bounded(l->pid, &status) : wait_tracee(l->pid, &status);
+	if (ret < 0)
+		return ret;
+	*ev = classify(status);
+	return 0;
 }
-
 /* ---- reading the tracee through /proc, the right one ---- */
 
 static ssize_t read_file(const char *path, char *buf, size_t size)
@@ -573,7 +747,7 @@ static unsigned long long field_hex(const char *text, const char *key)
  * namespace of the /proc it is read from; 0 there means the process is not
  * visible in that /proc at all.
  */
-static int resolve_proc_pid(struct tracee *t)
+static int resolve_proc_pid(struct launch *t)
 {
 	char path[64], buf[4096], self[32];
 	long pid;
@@ -610,7 +784,7 @@ static int resolve_proc_pid(struct tracee *t)
 
 /* 1 when the kernel set AT_SECURE in the new image's auxv, 0 not, or -1;
  * the entry point (AT_ENTRY) in t->entry. */
-static int at_secure(struct tracee *t)
+static int at_secure(struct launch *t)
 {
 	char path[64];
 	unsigned long auxv[2 * 64];
@@ -638,7 +812,7 @@ static int at_secure(struct tracee *t)
 }
 
 /* 0 when the new image is an x86-64 ELF program (not x32, not i386). */
-static int check_x86_64(struct tracee *t)
+static int check_x86_64(struct launch *t)
 {
 	char path[64];
 	Elf64_Ehdr eh;
@@ -670,7 +844,7 @@ static int check_x86_64(struct tracee *t)
  * PEEK/POKE work on aligned words, so an instruction at the last byte of a
  * word takes two (the second may be on the next page, which must be mapped).
  */
-static int poke_at(struct tracee *t, unsigned long addr, unsigned long insn)
+static int poke_at(struct launch *t, unsigned long addr, unsigned long insn)
 {
 	unsigned long aligned = addr & ~7UL, shift = (addr & 7) * 8, patched;
 	int i;
@@ -700,7 +874,7 @@ static int poke_at(struct tracee *t, unsigned long addr, unsigned long insn)
 }
 
 /* Whether the instruction poked at t->spot is still there. */
-static bool poke_intact(struct tracee *t, unsigned long insn)
+static bool poke_intact(struct launch *t, unsigned long insn)
 {
 	unsigned long aligned = t->spot & ~7UL, w;
 
@@ -718,7 +892,7 @@ static bool poke_intact(struct tracee *t, unsigned long insn)
  * entry point, unless it would straddle two words there (maybe two pages);
  * then at the start of the entry point's page, mapped and executable too.
  */
-static int poke_insn(struct tracee *t, unsigned long insn)
+static int poke_insn(struct launch *t, unsigned long insn)
 {
 	unsigned long rip = t->saved.rip;
 
@@ -727,38 +901,8 @@ static int poke_insn(struct tracee *t, unsigned long insn)
 	return poke_at(t, (rip & 7) != 7 ? rip : (rip & ~0xfffUL), insn);
 }
 
-/* Run system call @nr(@a1, @a2) in the tracee at the poked instruction;
- * the return value in *result. */
-static int remote_syscall(struct tracee *t, long nr, unsigned long a1, unsigned long a2,
-			  long *result)
-{
-	struct user_regs_struct regs = t->saved;
-
-	regs.rip = t->spot;
-	regs.rax = (unsigned long long)nr;
-	regs.orig_rax = (unsigned long long)-1;
-	regs.rdi = a1;
-	regs.rsi = a2;
-	if (set_regs(t, &regs) < 0)
-		return -1;
-	fault_point("inject-enter", t->pid);
-	if (resume_until(t, PTRACE_SYSCALL, SIGTRAP | 0x80) < 0)
-		return -1;
-	/* The syscall-enter stop: checked at the exit stop, where orig_rax and
-	 * rip are still what the entry saw (one PTRACE_GETREGS fewer). */
-	fault_point("inject-exit", t->pid);
-	if (resume_until(t, PTRACE_SYSCALL, SIGTRAP | 0x80) < 0)
-		return -1;
-	if (get_regs(t, &regs) < 0)
-		return -1;
-	if (regs.orig_rax != (unsigned long long)nr || regs.rip != t->spot + 2)
-		return fail(t, LAUNCH_TRACE, -EPROTO, "syscall stops of the injected call");
-	*result = (long)regs.rax;
-	return 0;
-}
-
 /* The original text back where the instruction was poked. */
-static int unpoke(struct tracee *t)
+static int unpoke(struct launch *t)
 {
 	int i;
 
@@ -770,7 +914,7 @@ static int unpoke(struct tracee *t)
 }
 
 /* Put the program back as exec left it. */
-static int restore(struct tracee *t)
+static int restore(struct launch *t)
 {
 	if (unpoke(t) < 0)
 		return -1;
@@ -778,7 +922,7 @@ static int restore(struct tracee *t)
 }
 
 /* Trust, but verify, from the kernel, for the stopped program. */
-static int verify(struct tracee *t, const struct launch_opts *o)
+static int verify(struct launch *t, const struct launch_opts *o)
 {
 	struct shstk_proc_features f;
 	unsigned long status = 0;
@@ -816,168 +960,16 @@ static int verify(struct tracee *t, const struct launch_opts *o)
 }
 
 /*
- * The glibc method: the dynamic loader enables the shadow stack, so the
- * check comes after it and before the program's own code, at its entry
- * point (AT_ENTRY). A system-call instruction there marks it: the loader
- * (and the constructors of the libraries it loads) runs traced at every
- * system call, with signals and stops passed through as before the exec,
- * until the marker's syscall-enter stop. There the call is cancelled
- * (orig_rax -1), the text and registers are put back (rcx and r11, which
- * the instruction itself overwrote, hold nothing at an ELF entry point),
- * and the kernel is asked what the loader did. No breakpoint, no single
- * step: an int3 makes the kernel unblock and reset a blocked or ignored
- * SIGTRAP, and Bochs mishandles single steps. Should anything rewrite the
- * marker (a text relocation), it shows at the next system call, always
- * made after such a write (mprotect): then the start-up fails. A process
- * forked meanwhile (by a constructor) must not inherit the marker: it is
- * taken out across fork, vfork and clone, and put back at their exit stop.
- */
-static int to_entry(struct tracee *t, const struct launch_opts *o)
-{
-	struct __ptrace_syscall_info info;
-	struct user_regs_struct regs;
-	int status, ret, sig = 0;
-	bool resume = true;
-
-	if (t->entry == t->saved.rip)
-		return fail(t, LAUNCH_STATIC, -ENOEXEC, NULL);
-	if (poke_at(t, t->entry, INSN_SYSCALL) < 0)
-		return -1;
-	fault_point("loader", t->pid);
-	for (;;) {
-		if (resume && pt(PTRACE_SYSCALL, t->pid, 0, (unsigned long)sig) < 0)
-			return fail(t, LAUNCH_TRACE, -errno, "PTRACE_SYSCALL");
-		sig = 0;
-		resume = true;
-		ret = wait_tracee(t->pid, &status);
-		if (ret < 0)
-			return fail(t, LAUNCH_TRACE, ret, "waitpid");
-		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			t->res->wstatus = status;
-			t->pid = 0;
-			return fail(t, LAUNCH_DIED, 0, NULL);
-		}
-		if (!WIFSTOPPED(status))
-			continue;
-		if ((status >> 8) == (SIGTRAP | 0x80)) {
-			/* it answers with a size: 0 is no answer */
-			if ((ret = (int)pt(PTRACE_GET_SYSCALL_INFO, t->pid, sizeof(info),
-					   (unsigned long)&info)) <= 0)
-				return fail(t, LAUNCH_TRACE, ret < 0 ? -errno : -EPROTO,
-					    "PTRACE_GET_SYSCALL_INFO");
-			if (!t->poked) {
-				/* the exit stop of a fork: the marker back */
-				if (info.op == PTRACE_SYSCALL_INFO_EXIT &&
-				    poke_at(t, t->entry, INSN_SYSCALL) < 0)
-					return -1;
-				continue;
-			}
-			if (!poke_intact(t, INSN_SYSCALL))
-				return fail(t, LAUNCH_TRACE, -EPROTO,
-					    "the entry point was rewritten before the program started");
-			if (info.op == PTRACE_SYSCALL_INFO_ENTRY &&
-			    info.instruction_pointer == t->entry + 2)
-				break;
-			if (info.op == PTRACE_SYSCALL_INFO_ENTRY &&
-			    (info.entry.nr == SYS_fork || info.entry.nr == SYS_vfork ||
-			     info.entry.nr == SYS_clone || info.entry.nr == SYS_clone3) &&
-			    unpoke(t) < 0)
-				return -1;
-		} else if ((status >> 16) == PTRACE_EVENT_EXEC) {
-			return fail(t, LAUNCH_TRACE, -EPROTO, "an exec before the entry point");
-		} else if ((status >> 16) == PTRACE_EVENT_STOP) {
-			if (is_stop_signal(WSTOPSIG(status)) && pt(PTRACE_LISTEN, t->pid, 0, 0) == 0)
-				resume = false;		/* a group-stop: until SIGCONT */
-		} else if ((status >> 16) == 0) {
-			sig = WSTOPSIG(status);	/* the program's libraries run: deliver */
-		}
-	}
-	/* At the entry point, no instruction of the program run yet. */
-	if (get_regs(t, &regs) < 0)
-		return -1;
-	regs.rax = regs.orig_rax;
-	regs.orig_rax = (unsigned long long)-1;
-	regs.rip = t->entry;
-	t->saved = regs;
-	fault_point("entry", t->pid);
-	if (restore(t) < 0)
-		return -1;
-	return verify(t, o);
-}
-
-/* Everything between the exec event stop and the verified state. */
-static int after_exec(struct tracee *t, const struct launch_opts *o)
-{
-	long result;
-	int ret;
-
-	fault_point("exec-event", t->pid);
-	/* The exec event stop is inside execve: on to its syscall-exit stop,
-	 * where rip is the entry point and no instruction has run. */
-	if (resume_until(t, PTRACE_SYSCALL, SIGTRAP | 0x80) < 0)
-		return -1;
-	if (get_regs(t, &t->saved) < 0)
-		return -1;
-	t->have_regs = true;
-	t->res->entry = t->saved.rip;
-	fault_point("exec-exit", t->pid);
-	if (t->proc_pid <= 0)
-		return -1;	/* resolve_proc_pid() failed before the exec, said why */
-
-	/* First: a 32-bit image has its own register view and auxv layout. */
-	if (check_x86_64(t) < 0)
-		return -1;
-	ret = at_secure(t);
-	if (ret < 0)
-		return -1;
-	if (ret)
-		return fail(t, LAUNCH_SECURE, -EPERM, NULL);
-	if ((t->saved.orig_rax != SYS_execve && t->saved.orig_rax != SYS_execveat) ||
-	    t->saved.rax != 0)
-		return fail(t, LAUNCH_TRACE, -EPROTO, "the execve syscall-exit stop");
-	if (o->at_entry)
-		return to_entry(t, o);
-
-	if (poke_insn(t, INSN_SYSCALL) < 0)
-		return -1;
-	if (!o->enable) {
-		/* Trace-only: prove the machinery with a harmless getpid(). */
-		ret = remote_syscall(t, SYS_getpid, 0, 0, &result);
-		if (ret == 0 && result != t->pid)
-			ret = fail(t, LAUNCH_TRACE, -EPROTO, "injected getpid()");
-	} else {
-		ret = remote_syscall(t, SYS_arch_prctl, ARCH_SHSTK_ENABLE, ARCH_SHSTK_SHSTK,
-				     &result);
-		if (ret == 0 && result < 0)
-			ret = fail(t, LAUNCH_ENABLE_SHSTK, (int)result, NULL);
-		if (ret == 0 && (o->enable & ARCH_SHSTK_WRSS)) {
-			ret = remote_syscall(t, SYS_arch_prctl, ARCH_SHSTK_ENABLE,
-					     ARCH_SHSTK_WRSS, &result);
-			if (ret == 0 && result < 0)
-				ret = fail(t, LAUNCH_ENABLE_WRSS, (int)result, NULL);
-		}
-		if (ret == 0 && o->lock &&
-		    pt(PTRACE_ARCH_PRCTL, t->pid, o->lock, ARCH_SHSTK_LOCK) < 0)
-			ret = fail(t, LAUNCH_LOCK, -errno, NULL);
-	}
-	if (ret < 0)
-		return -1;
-	fault_point("injected", t->pid);
-	if (restore(t) < 0)
-		return -1;
-	return verify(t, o);
-}
-
-/*
  * The start-up failed after the exec: the program must not run. Make it
  * exit with @code before its first instruction (an injected exit_group at
  * the execve exit stop), or kill it. It is resumed only once the kernel
  * shows the system-call instruction in its text and the registers that
  * make it exit_group(@code) (read back); any doubt is a SIGKILL.
  */
-static void stop_program(struct tracee *t, int code)
+static void stop_program(struct launch *t, int code)
 {
 	struct user_regs_struct regs;
+	struct event ev;
 	bool compat;
 	int status, i;
 
@@ -1000,7 +992,8 @@ static void stop_program(struct tracee *t, int code)
 		drain_chld();
 		if (pt(PTRACE_CONT, t->pid, 0, 0) < 0 || wait_bounded(t->pid, &status) < 0)
 			break;
-		if (WIFEXITED(status) || WIFSIGNALED(status))
+		ev = classify(status);
+		if (ev.kind == EV_EXITED || ev.kind == EV_KILLED)
 			return;
 	}
 kill:
@@ -1063,7 +1056,7 @@ static void xwrite(int fd, const void *buf, size_t n)
 
 /* Whether the tracee, which we saw stopped, was killed since: a stopped
  * tracee answers PTRACE_GETREGS, a dying one says ESRCH (then reap it). */
-static bool killed(struct tracee *t)
+static bool killed(struct launch *t)
 {
 	struct user_regs_struct regs;
 	int status;
@@ -1107,26 +1100,6 @@ static void close_pipe(int p[2])
 	p[0] = p[1] = -1;
 }
 
-/* Before the exec: pass a stop of the caller on as if it were not traced
- * (signals delivered, group-stops kept with PTRACE_LISTEN). True when it
- * asked for the caller to run on (PTRACE_CONT), which observe_resumed()
- * then checks. */
-static bool pass_stop(pid_t pid, int status)
-{
-	if ((status >> 16) == PTRACE_EVENT_STOP) {
-		if (is_stop_signal(WSTOPSIG(status))) {
-			pt(PTRACE_LISTEN, pid, 0, 0);	/* a group-stop */
-			return false;
-		}
-		pt(PTRACE_CONT, pid, 0, 0);
-	} else if ((status >> 16) == 0) {
-		pt(PTRACE_CONT, pid, 0, (unsigned long)WSTOPSIG(status));
-	} else {
-		pt(PTRACE_CONT, pid, 0, 0);
-	}
-	return true;
-}
-
 /*
  * Before the exec, a resume counts only when observed: the caller has left
  * its ptrace stop (/proc/PID/stat no longer says 't'), or a new event of it
@@ -1135,7 +1108,7 @@ static bool pass_stop(pid_t pid, int status)
  * the tracer waiting for its exec for ever. 0, or -EPROTO once the step's
  * time is up; nothing here allocates (see tracer()).
  */
-static int observe_resumed(const struct tracee *t)
+static int observe_resumed(const struct launch *t)
 {
 	long long deadline = now_ms() + step_timeout_ms();
 	struct timespec pause = { 0, 1000000 };
@@ -1162,7 +1135,7 @@ static int observe_resumed(const struct tracee *t)
 }
 
 /* The TracerPid /proc/PID/status gives, or -1. */
-static long tracer_pid(const struct tracee *t)
+static long tracer_pid(const struct launch *t)
 {
 	char path[64], buf[4096];
 
@@ -1170,41 +1143,6 @@ static long tracer_pid(const struct tracee *t)
 	if (read_file(path, buf, sizeof(buf)) <= 0)
 		return -1;
 	return field_long(buf, "TracerPid");
-}
-
-/*
- * The seize counts only when observed: a ptrace stop of the caller, which
- * only its tracer's wait returns (we are not its parent), forced with
- * PTRACE_INTERRUPT; and /proc naming us as its tracer. A PTRACE_SEIZE that
- * answered 0 without attaching (a seccomp filter, a supervisor) fails
- * here, before the caller execs anything. 0; 1 when the caller died;
- * -errno with *step set.
- */
-static int observe_seize(struct tracee *t, int *step)
-{
-	int status, ret;
-
-	*step = STEP_PROC;
-	if (resolve_proc_pid(t) < 0)
-		return t->res->err;
-	*step = STEP_INTERRUPT;
-	drain_chld();
-	if (pt(PTRACE_INTERRUPT, t->pid, 0, 0) < 0)
-		return -errno;	/* ESRCH: not ours, whatever the seize said */
-	*step = STEP_OBSERVE;
-	ret = wait_bounded(t->pid, &status);
-	if (ret < 0)
-		return ret;
-	if (!WIFSTOPPED(status))
-		return 1;
-	*step = STEP_TRACERPID;
-	if (tracer_pid(t) != t->proc_self)
-		return -EPROTO;
-	/* a signal's stop may come first: the interrupt's follows, later */
-	*step = STEP_RESUME;
-	if (pass_stop(t->pid, status))
-		return observe_resumed(t);
-	return 0;
 }
 
 /* After a failure before the exec: the caller may be traced (kill-on-exit),
@@ -1219,16 +1157,484 @@ static void __attribute__((noreturn)) leave_after(pid_t pid)
 	_exit(0);
 }
 
-static void __attribute__((noreturn))
-tracer(pid_t pid, int wfd, int gofd, bool yama, const struct launch_opts *o,
-       launch_report_fn report, void *arg)
+/* ---- the tracer: the start-up as a state machine ---- */
+
+/* The action that leads to the next event: resume the program with @req
+ * (PTRACE_SYSCALL or PTRACE_CONT), delivering @sig. @bounded: the next
+ * event is one the tracer causes (the program runs none of its own code),
+ * so the SIGCHLDs of events already waited for are forgotten first (see
+ * wait_bounded()). 0, or -1 with the result filled. */
+static int resume(struct launch *l, int req, int sig, bool bounded)
+{
+	if (bounded)
+		drain_chld();
+	if (pt(req, l->pid, 0, (unsigned long)sig) < 0)
+		return fail(l, LAUNCH_TRACE, -errno,
+			    req == PTRACE_CONT ? "PTRACE_CONT" : "PTRACE_SYSCALL");
+	l->req = req;
+	l->bounded = bounded;
+	return 0;
+}
+
+/* The program died during start-up: its status is the whole story. */
+static enum tstate died(struct launch *l, const struct event *ev)
+{
+	l->res->wstatus = ev->status;
+	l->pid = 0;	/* gone */
+	fail(l, LAUNCH_DIED, 0, NULL);
+	return TS_DIED;
+}
+
+/* Before the exec: pass a stop of the caller on as if it were not traced
+ * (signals delivered, group-stops kept with PTRACE_LISTEN). True when it
+ * asked for the caller to run on (PTRACE_CONT), which observe_resumed()
+ * then checks. */
+static bool pass_on(const struct launch *l, const struct event *ev)
+{
+	switch (ev->kind) {
+	case EV_GROUP_STOP:
+		pt(PTRACE_LISTEN, l->pid, 0, 0);
+		return false;
+	case EV_SIGNAL:
+		pt(PTRACE_CONT, l->pid, 0, (unsigned long)ev->sig);
+		return true;
+	default:
+		pt(PTRACE_CONT, l->pid, 0, 0);
+		return true;
+	}
+}
+
+/* A failure before the exec: the caller may be stopped (by the interrupt)
+ * and ours: let it go, so that it can say why and exit; it runs nothing
+ * but cetctl. */
+static void __attribute__((noreturn)) refuse_before_exec(struct launch *l, int step, int err)
+{
+	struct msg m = { MSG_ERR, err, step };
+
+	pt(PTRACE_DETACH, l->pid, 0, 0);
+	xwrite(l->wfd, &m, sizeof(m));
+	leave_after(l->pid);
+}
+
+/*
+ * The seize, before any event: it is answered here and counts only when
+ * observed (TS_SEIZED): a ptrace stop of the caller, which only its
+ * tracer's wait returns (we are not its parent), forced with
+ * PTRACE_INTERRUPT; and /proc naming us as its tracer. A PTRACE_SEIZE
+ * that answered 0 without attaching (a seccomp filter, a supervisor) fails
+ * there, before the caller execs anything.
+ */
+static void seize(struct launch *l)
+{
+	struct msg m;
+
+	fault_point("t-seize", l->pid);
+	if (pt(PTRACE_SEIZE, l->pid, 0,
+	       PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD) < 0) {
+		m = (struct msg){ MSG_ERR, errno, STEP_SEIZE };
+		xwrite(l->wfd, &m, sizeof(m));
+		_exit(0);
+	}
+	fault_point("t-seized", l->pid);
+	if (resolve_proc_pid(l) < 0)
+		refuse_before_exec(l, STEP_PROC, -l->res->err);
+	drain_chld();
+	if (pt(PTRACE_INTERRUPT, l->pid, 0, 0) < 0)
+		refuse_before_exec(l, STEP_INTERRUPT, errno);	/* ESRCH: not ours */
+	l->bounded = true;
+	l->state = TS_SEIZED;
+}
+
+/* TS_SEIZED: the interrupt's stop, or a signal's that came first. */
+static enum tstate on_seized(struct launch *l, const struct event *ev)
+{
+	struct msg m = { MSG_SEIZED, 0, 0 };
+	int devnull;
+
+	if (ev->kind == EV_EXITED || ev->kind == EV_KILLED || ev->kind == EV_NOT_STOPPED)
+		return TS_GONE;		/* the caller died: nothing was started */
+	if (tracer_pid(l) != l->proc_self)
+		refuse_before_exec(l, STEP_TRACERPID, EPROTO);
+	/* a signal's stop may come first: the interrupt's follows, later */
+	if (pass_on(l, ev) && observe_resumed(l) < 0)
+		refuse_before_exec(l, STEP_RESUME, EPROTO);
+	xwrite(l->wfd, &m, sizeof(m));
+
+	/* Keep only stderr (for the one line): the caller's files are the
+	 * program's; a pipe must not stay open because of us. */
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull >= 0) {
+		dup2(devnull, STDIN_FILENO);
+		dup2(devnull, STDOUT_FILENO);
+	}
+	syscall(SYS_close_range, 3U, ~0U, 0U);
+	l->bounded = false;	/* the caller runs its own course to the exec */
+	return TS_BEFORE_EXEC;
+}
+
+/* Leaving TS_EXECVE_EXIT or TS_INJECT_EXIT: the next call to inject. */
+static enum tstate inject(struct launch *l)
+{
+	const struct injected *c = &l->calls[l->call];
+	struct user_regs_struct regs = l->saved;
+
+	regs.rip = l->spot;
+	regs.rax = (unsigned long long)c->nr;
+	regs.orig_rax = (unsigned long long)-1;
+	regs.rdi = c->a1;
+	regs.rsi = c->a2;
+	if (set_regs(l, &regs) < 0)
+		return TS_FAILED;
+	fault_point("inject-enter", l->pid);
+	return resume(l, PTRACE_SYSCALL, 0, true) < 0 ? TS_FAILED : TS_INJECT_ENTER;
+}
+
+/* The program stopped before its first instruction, the text and the
+ * registers put back: what does the kernel say? */
+static enum tstate restore_and_verify(struct launch *l)
+{
+	if (restore(l) < 0 || verify(l, l->o) < 0)
+		return TS_FAILED;
+	return TS_VERIFIED;
+}
+
+/*
+ * Leaving TS_EXECVE_EXIT for TS_LOADER (the glibc method): the dynamic
+ * loader enables the shadow stack, so the check comes after it and before
+ * the program's own code, at its entry point (AT_ENTRY). A system-call
+ * instruction there marks it: the loader (and the constructors of the
+ * libraries it loads) runs traced at every system call, with signals and
+ * stops passed through as before the exec, until the marker's
+ * syscall-enter stop. There the call is cancelled (orig_rax -1), the text
+ * and registers are put back (rcx and r11, which the instruction itself
+ * overwrote, hold nothing at an ELF entry point), and the kernel is asked
+ * what the loader did. No breakpoint, no single step: an int3 makes the
+ * kernel unblock and reset a blocked or ignored SIGTRAP, and Bochs
+ * mishandles single steps. Should anything rewrite the marker (a text
+ * relocation), it shows at the next system call, always made after such a
+ * write (mprotect): then the start-up fails. A process forked meanwhile
+ * (by a constructor) must not inherit the marker: it is taken out across
+ * fork, vfork and clone, and put back at their exit stop.
+ */
+static enum tstate start_loader(struct launch *l)
+{
+	if (l->entry == l->saved.rip) {
+		fail(l, LAUNCH_STATIC, -ENOEXEC, NULL);
+		return TS_FAILED;
+	}
+	if (poke_at(l, l->entry, INSN_SYSCALL) < 0)
+		return TS_FAILED;
+	fault_point("loader", l->pid);
+	return resume(l, PTRACE_SYSCALL, 0, false) < 0 ? TS_FAILED : TS_LOADER;
+}
+
+/* TS_EXECVE_EXIT + syscall-exit stop: rip is the entry point, no
+ * instruction has run. Check what the kernel made of the exec, then
+ * inject or let the loader run. */
+static enum tstate at_execve_exit(struct launch *l)
+{
+	int secure;
+
+	if (get_regs(l, &l->saved) < 0)
+		return TS_FAILED;
+	l->have_regs = true;
+	l->res->entry = l->saved.rip;
+	fault_point("exec-exit", l->pid);
+	if (l->proc_pid <= 0)
+		return TS_FAILED;	/* not found in /proc before the exec */
+
+	/* First: a 32-bit image has its own register view and auxv layout. */
+	if (check_x86_64(l) < 0)
+		return TS_FAILED;
+	secure = at_secure(l);
+	if (secure < 0)
+		return TS_FAILED;
+	if (secure) {
+		fail(l, LAUNCH_SECURE, -EPERM, NULL);
+		return TS_FAILED;
+	}
+	if ((l->saved.orig_rax != SYS_execve && l->saved.orig_rax != SYS_execveat) ||
+	    l->saved.rax != 0) {
+		fail(l, LAUNCH_TRACE, -EPROTO, "the execve syscall-exit stop");
+		return TS_FAILED;
+	}
+	if (l->o->at_entry)
+		return start_loader(l);
+
+	if (poke_insn(l, INSN_SYSCALL) < 0)
+		return TS_FAILED;
+	if (!l->o->enable) {
+		/* Trace-only: prove the machinery with a harmless getpid(). */
+		l->calls[l->ncalls++] = (struct injected){ SYS_getpid, 0, 0, LAUNCH_TRACE };
+	} else {
+		l->calls[l->ncalls++] = (struct injected){ SYS_arch_prctl, ARCH_SHSTK_ENABLE,
+							   ARCH_SHSTK_SHSTK, LAUNCH_ENABLE_SHSTK };
+		if (l->o->enable & ARCH_SHSTK_WRSS)
+			l->calls[l->ncalls++] = (struct injected){
+				SYS_arch_prctl, ARCH_SHSTK_ENABLE, ARCH_SHSTK_WRSS,
+				LAUNCH_ENABLE_WRSS };
+	}
+	l->call = 0;
+	return inject(l);
+}
+
+/* TS_INJECT_ENTER + syscall-enter stop: checked at the exit stop, where
+ * orig_rax and rip are still what the entry saw (one PTRACE_GETREGS
+ * fewer). */
+static enum tstate at_inject_enter(struct launch *l)
+{
+	fault_point("inject-exit", l->pid);
+	return resume(l, PTRACE_SYSCALL, 0, true) < 0 ? TS_FAILED : TS_INJECT_EXIT;
+}
+
+/* TS_INJECT_EXIT + syscall-exit stop: the injected call's answer; then
+ * the next call, or the lock and the verification. */
+static enum tstate at_inject_exit(struct launch *l)
+{
+	const struct injected *c = &l->calls[l->call];
+	struct user_regs_struct regs;
+	long result;
+
+	if (get_regs(l, &regs) < 0)
+		return TS_FAILED;
+	if (regs.orig_rax != (unsigned long long)c->nr || regs.rip != l->spot + 2) {
+		fail(l, LAUNCH_TRACE, -EPROTO, "syscall stops of the injected call");
+		return TS_FAILED;
+	}
+	result = (long)regs.rax;
+	if (c->nr == SYS_getpid && result != l->pid) {
+		fail(l, LAUNCH_TRACE, -EPROTO, "injected getpid()");
+		return TS_FAILED;
+	}
+	if (c->nr != SYS_getpid && result < 0) {
+		fail(l, c->stage, (int)result, NULL);
+		return TS_FAILED;
+	}
+	if (++l->call < l->ncalls)
+		return inject(l);
+	if (l->o->enable && l->o->lock &&
+	    pt(PTRACE_ARCH_PRCTL, l->pid, l->o->lock, ARCH_SHSTK_LOCK) < 0) {
+		fail(l, LAUNCH_LOCK, -errno, NULL);
+		return TS_FAILED;
+	}
+	fault_point("injected", l->pid);
+	return restore_and_verify(l);
+}
+
+/* TS_LOADER + the marker's syscall-enter stop: at the entry point, no
+ * instruction of the program run yet. */
+static enum tstate at_entry(struct launch *l)
+{
+	struct user_regs_struct regs;
+
+	if (get_regs(l, &regs) < 0)
+		return TS_FAILED;
+	regs.rax = regs.orig_rax;
+	regs.orig_rax = (unsigned long long)-1;
+	regs.rip = l->entry;
+	l->saved = regs;
+	fault_point("entry", l->pid);
+	return restore_and_verify(l);
+}
+
+/* TS_LOADER + a system-call stop: the marker's, or the loader's. */
+static enum tstate loader_syscall(struct launch *l)
+{
+	struct __ptrace_syscall_info info;
+	long ret;
+
+	/* it answers with a size: 0 is no answer */
+	ret = pt(PTRACE_GET_SYSCALL_INFO, l->pid, sizeof(info), (unsigned long)&info);
+	if ((int)ret <= 0) {
+		fail(l, LAUNCH_TRACE, (int)ret < 0 ? -errno : -EPROTO, "PTRACE_GET_SYSCALL_INFO");
+		return TS_FAILED;
+	}
+	if (!l->poked) {
+		/* the exit stop of a fork: the marker back */
+		if (info.op == PTRACE_SYSCALL_INFO_EXIT && poke_at(l, l->entry, INSN_SYSCALL) < 0)
+			return TS_FAILED;
+	} else if (!poke_intact(l, INSN_SYSCALL)) {
+		fail(l, LAUNCH_TRACE, -EPROTO,
+		     "the entry point was rewritten before the program started");
+		return TS_FAILED;
+	} else if (info.op == PTRACE_SYSCALL_INFO_ENTRY && info.instruction_pointer == l->entry + 2) {
+		return at_entry(l);
+	} else if (info.op == PTRACE_SYSCALL_INFO_ENTRY &&
+		   (info.entry.nr == SYS_fork || info.entry.nr == SYS_vfork ||
+		    info.entry.nr == SYS_clone || info.entry.nr == SYS_clone3) &&
+		   unpoke(l) < 0) {
+		return TS_FAILED;
+	}
+	return resume(l, PTRACE_SYSCALL, 0, false) < 0 ? TS_FAILED : TS_LOADER;
+}
+
+/*
+ * State + event -> action + next state. Every event is one wait status,
+ * classified once; every action is the request that leads to the next
+ * event (or none: a group-stop kept, waiting for SIGCONT).
+ */
+static enum tstate tracer_step(struct launch *l, const struct event *ev)
+{
+	switch (l->state) {
+	case TS_SEIZED:
+		return on_seized(l, ev);
+
+	case TS_BEFORE_EXEC:
+		/* The caller is still cetctl: whatever happens to it happens
+		 * as if it were not traced (signals pass, stops stay stops). */
+		if (ev->kind == EV_EXITED || ev->kind == EV_KILLED)
+			return TS_GONE;	/* died or failed its exec: it said so itself */
+		if (ev->kind == EV_NOT_STOPPED)
+			return TS_BEFORE_EXEC;
+		if (ev->kind == EV_EXEC) {
+			fault_point("exec-event", l->pid);
+			/* inside execve: on to its syscall-exit stop */
+			return resume(l, PTRACE_SYSCALL, 0, true) < 0 ? TS_FAILED : TS_EXECVE_EXIT;
+		}
+		if (pass_on(l, ev) && observe_resumed(l) < 0) {
+			/* Still cetctl, stopped, the exec ahead: it must not
+			 * run on untraced, so it dies; nothing was started. */
+			static const char line[] = "cetctl: run: PTRACE_CONT answered, but the "
+				"traced cetctl was not seen resuming before its exec: nothing was started\n";
+			ssize_t w;
+
+			kill(l->pid, SIGKILL);
+			w = write(STDERR_FILENO, line, sizeof(line) - 1);
+			_exit(w < 0);
+		}
+		return TS_BEFORE_EXEC;
+
+	case TS_EXECVE_EXIT:
+	case TS_INJECT_ENTER:
+	case TS_INJECT_EXIT:
+		/* Stops the tracer caused. Signals on the way are held
+		 * (suppressed now, handed back at the detach); any other stop
+		 * is resumed with the same request. */
+		if (ev->kind == EV_EXITED || ev->kind == EV_KILLED)
+			return died(l, ev);
+		if (ev->kind != EV_SYSCALL) {
+			if (ev->kind == EV_SIGNAL)
+				hold_signal(l, ev->sig);
+			return resume(l, l->req, 0, true) < 0 ? TS_FAILED : l->state;
+		}
+		if (l->state == TS_EXECVE_EXIT)
+			return at_execve_exit(l);
+		if (l->state == TS_INJECT_ENTER)
+			return at_inject_enter(l);
+		return at_inject_exit(l);
+
+	case TS_LOADER:
+		/* The program's libraries run: signals delivered, group-stops
+		 * kept until SIGCONT, no other exec. */
+		switch (ev->kind) {
+		case EV_EXITED:
+		case EV_KILLED:
+			return died(l, ev);
+		case EV_SYSCALL:
+			return loader_syscall(l);
+		case EV_EXEC:
+			fail(l, LAUNCH_TRACE, -EPROTO, "an exec before the entry point");
+			return TS_FAILED;
+		case EV_GROUP_STOP:
+			if (pt(PTRACE_LISTEN, l->pid, 0, 0) == 0)
+				return TS_LOADER;	/* until SIGCONT */
+			break;
+		case EV_SIGNAL:
+			return resume(l, PTRACE_SYSCALL, ev->sig, false) < 0 ? TS_FAILED : TS_LOADER;
+		default:
+			break;
+		}
+		return resume(l, PTRACE_SYSCALL, 0, false) < 0 ? TS_FAILED : TS_LOADER;
+
+	case TS_VERIFIED:
+	case TS_FAILED:
+	case TS_DIED:
+	case TS_GONE:
+		break;
+	}
+	return l->state;
+}
+
+/* No event came: the wait failed (or timed out, or was answered without a
+ * process). */
+static enum tstate wait_failed(struct launch *l, int err)
+{
+	switch (l->state) {
+	case TS_SEIZED:
+		refuse_before_exec(l, STEP_OBSERVE, -err);
+	case TS_BEFORE_EXEC:
+		return TS_GONE;	/* it said so itself, or will */
+	case TS_LOADER:
+		fail(l, LAUNCH_TRACE, err, "waitpid");
+		return TS_FAILED;
+	default:
+		fail(l, LAUNCH_TRACE, err, l->req == PTRACE_CONT ?
+		     "waiting for the stop after PTRACE_CONT" :
+		     "waiting for the stop after PTRACE_SYSCALL");
+		return TS_FAILED;
+	}
+}
+
+/*
+ * TS_VERIFIED: let the program run, with the signals that arrived during
+ * start-up handed back. A detach answered but not done leaves it ours and
+ * stopped: then it is stopped for good instead.
+ */
+static void release(struct launch *l)
+{
+	int i;
+
+	fault_point("verified", l->pid);
+	fault_log("verified", l->pid);
+
+	/* Signals still pending in the kernel arrived after every held one
+	 * (a held signal was dequeued; and the kernel cancels a pending
+	 * SIGCONT when a stop signal comes, and the other way round): their
+	 * stop/continue rules apply to the held ones too. */
+	if (l->kernel_pending & (1ULL << (SIGCONT - 1)))
+		drop_held(l, is_stop_signal);
+	if (l->kernel_pending & ((1ULL << (SIGSTOP - 1)) | (1ULL << (SIGTSTP - 1)) |
+				 (1ULL << (SIGTTIN - 1)) | (1ULL << (SIGTTOU - 1))))
+		drop_held(l, is_cont);
+	/* Hand back the signals that arrived during start-up: all but the
+	 * first are queued now, the first goes with the detach. */
+	for (i = 1; i < l->npending; i++)
+		kill(l->pid, l->pending[i]);
+	if (pt(PTRACE_DETACH, l->pid, 0, l->npending ? (unsigned long)l->pending[0] : 0) < 0) {
+		fail(l, LAUNCH_TRACE, -errno, "PTRACE_DETACH");
+		if (killed(l))
+			return;	/* killed meanwhile */
+		stop_program(l, l->report(l->res, l->arg));
+	} else if (tracer_pid(l) == l->proc_self) {
+		/* answered, not done: still ours, still stopped before its
+		 * first instruction (or a stop on its way) */
+		fail(l, LAUNCH_TRACE, -EPROTO,
+		     "PTRACE_DETACH answered, but /proc/PID/status still names the tracer");
+		stop_program(l, l->report(l->res, l->arg));
+	}
+}
+
+/* TS_FAILED: one line, and the program never runs. */
+static void fail_closed(struct launch *l)
+{
+	/* Killed meanwhile (SIGKILL needs no stop; its /proc files go first,
+	 * then ptrace says ESRCH): its death is the whole story. */
+	if (l->pid > 0 && killed(l))
+		return;
+	stop_program(l, l->report(l->res, l->arg));
+}
+
+static void __attribute__((noreturn)) tracer(const struct spawn *s)
 {
 	struct launch_result res = { 0 };
-	struct tracee t = { .pid = pid, .res = &res };
-	struct msg m;
-	int status, i, devnull, step, ret;
+	struct launch l = {
+		.o = s->opts, .report = s->report, .arg = s->arg,
+		.wfd = s->wfd, .pid = s->self, .res = &res,
+	};
+	struct event ev;
 	sigset_t chld;
 	char go;
+	int err;
 
 	/* Not stopped by the terminal (a write from a background group with
 	 * TOSTOP), not hung up with it: short-lived, it finishes its job. */
@@ -1242,108 +1648,51 @@ tracer(pid_t pid, int wfd, int gofd, bool yama, const struct launch_opts *o,
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, NULL);
-	fault_point("t-start", pid);
+	fault_point("t-start", l.pid);
 	/* Under Yama, only once P has named C (whose descendant we are). */
-	if (yama && xread(gofd, &go, 1) != 1)
+	if (s->yama && xread(s->gofd, &go, 1) != 1)
 		_exit(0);	/* the caller is gone: nothing was started */
-	fault_point("t-seize", pid);
-	if (pt(PTRACE_SEIZE, pid, 0,
-	       PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD) < 0) {
-		m = (struct msg){ MSG_ERR, errno, STEP_SEIZE };
-		xwrite(wfd, &m, sizeof(m));
-		_exit(0);
+
+	/* Until the exec we may be running in the caller's memory
+	 * (tracer_vm()): nothing up to the exec event may allocate or use
+	 * stdio. Every pass waits for one event: the loop ends in a final
+	 * state, each wait bounded in time or by the program's own course. */
+	seize(&l);
+	while (l.state < TS_VERIFIED) {
+		err = next_event(&l, &ev);
+		STATE_LOG(&l, err ? NULL : &ev);
+		l.state = err ? wait_failed(&l, err) : tracer_step(&l, &ev);
 	}
-	fault_point("t-seized", pid);
-	ret = observe_seize(&t, &step);
-	if (ret > 0)
-		_exit(0);	/* the caller died: nothing was started */
-	if (ret < 0) {
-		/* It may be stopped (by the interrupt) and ours: let it go, so
-		 * that it can say why and exit; it runs nothing but cetctl. */
-		pt(PTRACE_DETACH, pid, 0, 0);
-		m = (struct msg){ MSG_ERR, -ret, step };
-		xwrite(wfd, &m, sizeof(m));
-		leave_after(pid);
-	}
-	m = (struct msg){ MSG_SEIZED, 0, 0 };
-	xwrite(wfd, &m, sizeof(m));
-
-	/* Keep only stderr (for the one line): the caller's files are the
-	 * program's; a pipe must not stay open because of us. */
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (devnull >= 0) {
-		dup2(devnull, STDIN_FILENO);
-		dup2(devnull, STDOUT_FILENO);
-	}
-	syscall(SYS_close_range, 3U, ~0U, 0U);
-
-	/* Before the exec the caller is still cetctl: whatever happens to it
-	 * happens as if it were not traced (signals pass, stops stay stops).
-	 * Until then we may be running in its memory (tracer_vm()): nothing
-	 * up to the exec event may allocate or use stdio. */
-	for (;;) {
-		if (wait_tracee(pid, &status) < 0 || WIFEXITED(status) || WIFSIGNALED(status))
-			_exit(0);	/* died or failed its exec: it said so itself */
-		if (!WIFSTOPPED(status))
-			continue;
-		if ((status >> 8) == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
-			break;
-		if (pass_stop(pid, status) && observe_resumed(&t) < 0) {
-			/* Still cetctl, stopped, the exec ahead: it must not
-			 * run on untraced, so it dies; nothing was started. */
-			static const char line[] = "cetctl: run: PTRACE_CONT answered, but the "
-				"traced cetctl was not seen resuming before its exec: nothing was started\n";
-
-			ssize_t w;
-
-			kill(pid, SIGKILL);
-			w = write(STDERR_FILENO, line, sizeof(line) - 1);
-			_exit(w < 0);
-		}
-	}
-
-	if (after_exec(&t, o) < 0) {
-		/* Killed meanwhile (SIGKILL needs no stop; its /proc files go
-		 * first, then ptrace says ESRCH): its death is the whole story. */
-		if (res.stage != LAUNCH_DIED && t.pid > 0 && killed(&t))
-			_exit(0);
-		if (res.stage != LAUNCH_DIED) {
-			int code = report(&res, arg);
-
-			stop_program(&t, code);
-		}
-		_exit(0);
-	}
-	fault_point("verified", pid);
-	fault_log("verified", pid);
-
-	/* Signals still pending in the kernel arrived after every held one
-	 * (a held signal was dequeued; and the kernel cancels a pending
-	 * SIGCONT when a stop signal comes, and the other way round): their
-	 * stop/continue rules apply to the held ones too. */
-	if (t.kernel_pending & (1ULL << (SIGCONT - 1)))
-		drop_held(&t, is_stop_signal);
-	if (t.kernel_pending & ((1ULL << (SIGSTOP - 1)) | (1ULL << (SIGTSTP - 1)) |
-				(1ULL << (SIGTTIN - 1)) | (1ULL << (SIGTTOU - 1))))
-		drop_held(&t, is_cont);
-	/* Hand back the signals that arrived during start-up: all but the
-	 * first are queued now, the first goes with the detach. */
-	for (i = 1; i < t.npending; i++)
-		kill(pid, t.pending[i]);
-	if (pt(PTRACE_DETACH, pid, 0, t.npending ? (unsigned long)t.pending[0] : 0) < 0) {
-		fail(&t, LAUNCH_TRACE, -errno, "PTRACE_DETACH");
-		if (killed(&t))
-			_exit(0);	/* killed meanwhile */
-		stop_program(&t, report(&res, arg));
-	} else if (tracer_pid(&t) == t.proc_self) {
-		/* answered, not done: still ours, still stopped before its
-		 * first instruction (or a stop on its way) */
-		fail(&t, LAUNCH_TRACE, -EPROTO,
-		     "PTRACE_DETACH answered, but /proc/PID/status still names the tracer");
-		stop_program(&t, report(&res, arg));
-	}
+	STATE_LOG(&l, NULL);
+	if (l.state == TS_VERIFIED)
+		release(&l);
+	else if (l.state == TS_FAILED)
+		fail_closed(&l);
 	_exit(0);
 }
+
+/* ---- the caller's side: spawning the tracer, then the exec ----
+ *
+ * What runs in the caller's memory. Without Yama (and without ASan) the
+ * middle process C and the tracer T share P's address space instead of
+ * copying it: C with CLONE_VM | CLONE_VFORK (P sleeps until C exits, as
+ * posix_spawn does), T with CLONE_VM until P's exec, after which the old
+ * address space is T's alone. The rules, for middle_vm(), tracer_vm() and
+ * everything T does before the exec event (TS_SEIZED, TS_BEFORE_EXEC):
+ *   1. No malloc, no stdio, no exit handlers: _exit() only. One address
+ *      space has one malloc state and one stdio.
+ *   2. Stacks of their own (with guard pages), and every signal blocked
+ *      from P's clone on, so that no handler of the caller's runs on
+ *      them; T restores the caller's mask.
+ *   3. One thread pointer, one errno: failing calls set an errno that P
+ *      does not read (it reads T's verdict from the pipe; after a failed
+ *      execve it takes errno at once).
+ *   4. Arguments copied before P can change them: T copies its struct
+ *      spawn first (P's frame that holds it lives until P has read T's
+ *      message, which T sends after); what P changes after the clone (it
+ *      closes its end of the pipe) is taken before it (wfd).
+ * Nothing else runs there: this section is all of it.
+ */
 
 /*
  * The middle process C: its own process group (terminal and group signals
@@ -1352,12 +1701,11 @@ tracer(pid_t pid, int wfd, int gofd, bool yama, const struct launch_opts *o,
  * +5 ms per start-up on a loaded machine), the tracer T forked off, then
  * gone, so that T is nobody's child that the program could see. Under Yama
  * it stays until P closes the hold pipe: P named C as its tracer, and Yama
- * drops the relation when C exits.
+ * drops the relation when C exits. (A copy of P's memory: fork.)
  */
-static void __attribute__((noreturn))
-middle(pid_t self, struct launch_pipes *p, bool yama, const struct launch_opts *opts,
-       launch_report_fn report, void *arg)
+static void __attribute__((noreturn)) middle(struct spawn *s)
 {
+	struct launch_pipes *p = s->p;
 	struct msg m;
 	pid_t tp;
 	char c;
@@ -1365,43 +1713,26 @@ middle(pid_t self, struct launch_pipes *p, bool yama, const struct launch_opts *
 	close(p->msg[0]);
 	close(p->go[1]);
 	close(p->hold[1]);
+	s->wfd = p->msg[1];
+	s->gofd = p->go[0];
 	setpgid(0, 0);
-	fault_point("c-start", self);
+	fault_point("c-start", s->self);
 	tp = fork();
 	if (tp == 0) {
 		close(p->hold[0]);
-		tracer(self, p->msg[1], p->go[0], yama, opts, report, arg);
+		tracer(s);
 	}
 	if (tp < 0) {
 		m = (struct msg){ MSG_ERR, errno, STEP_FORK };
 		xwrite(p->msg[1], &m, sizeof(m));
 	}
-	fault_point("c-forked", self);
+	fault_point("c-forked", s->self);
 	close(p->msg[1]);
-	if (yama && tp > 0)
+	if (s->yama && tp > 0)
 		while (xread(p->hold[0], &c, 1) > 0)
 			;
 	_exit(0);
 }
-
-/*
- * Without Yama the middle process has nothing to wait for, so it shares
- * P's memory (CLONE_VM) instead of copying it, and P sleeps until it has
- * exited (CLONE_VFORK). C and T run on stacks of their own, with every
- * signal blocked from P's clone on, so no handler of the caller's runs in
- * memory P shares; T restores the caller's mask.
- */
-struct middle_args {
-	pid_t self;
-	struct launch_pipes *p;
-	const struct launch_opts *opts;
-	launch_report_fn report;
-	void *arg;
-	sigset_t mask;		/* the caller's, for T */
-	char *tstack;		/* top of T's stack */
-	int wfd;		/* T's end of the message pipe (the caller
-				 * closes its copy and clears p->msg[1]) */
-};
 
 #define MIDDLE_STACK	(64 * 1024)
 #define TRACER_STACK	(256 * 1024)
@@ -1414,48 +1745,37 @@ struct middle_args {
 #define MIDDLE_SHARES_MEMORY	1
 #endif
 
-/*
- * T when it shares the caller's memory: until the caller's exec, both run
- * in one address space with one thread pointer (one errno, one malloc
- * state). Before the exec T writes nothing outside its own stack: no
- * malloc, no stdio, and its failing calls set an errno the caller does not
- * read (it reads T's verdict from the pipe; after a failed execve it takes
- * errno at once). The arguments are copied first: the caller's frame that
- * holds them lives until the caller has read T's message, which T sends
- * after; values the caller changes after the clone (it closes its end of
- * the pipe and clears p->msg[1]) are taken before it (wfd). After the exec
- * the old address space is T's alone, frozen as the caller left it, and
- * T's exit releases it, off the program's critical path.
- */
+/* T when it shares the caller's memory (rules 1-4 above). */
 static int tracer_vm(void *data)
 {
-	struct middle_args a = *(struct middle_args *)data;
+	struct spawn s = *(struct spawn *)data;
 
-	sigprocmask(SIG_SETMASK, &a.mask, NULL);
-	tracer(a.self, a.wfd, -1, false, a.opts, a.report, a.arg);
+	sigprocmask(SIG_SETMASK, &s.mask, NULL);
+	tracer(&s);
 }
 
+/* C when it shares the caller's memory (rules 1-4 above). */
 static int middle_vm(void *data)
 {
-	struct middle_args *a = data;
+	struct spawn *s = data;
 	struct msg m;
 	pid_t tp;
 
-	close(a->p->msg[0]);
+	close(s->p->msg[0]);
 	setpgid(0, 0);
-	fault_point("c-start", a->self);
+	fault_point("c-start", s->self);
 	/* no exit signal; reparented at once, to init or a subreaper */
-	tp = clone(tracer_vm, a->tstack, CLONE_VM, a);
+	tp = clone(tracer_vm, s->tstack, CLONE_VM, s);
 	if (tp < 0) {
 		m = (struct msg){ MSG_ERR, errno, STEP_FORK };
-		xwrite(a->p->msg[1], &m, sizeof(m));
+		xwrite(s->p->msg[1], &m, sizeof(m));
 	}
-	fault_point("c-forked", a->self);
+	fault_point("c-forked", s->self);
 	_exit(0);
 }
 
 /* The middle process as above; its pid, or -1 with errno set. */
-static pid_t clone_middle_vm(struct middle_args *a)
+static pid_t clone_middle_vm(struct spawn *s)
 {
 	sigset_t all;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -1477,14 +1797,15 @@ static pid_t clone_middle_vm(struct middle_args *a)
 		errno = err;
 		return -1;
 	}
-	a->tstack = stack + MIDDLE_STACK + TRACER_STACK;
-	a->wfd = a->p->msg[1];
+	s->tstack = stack + MIDDLE_STACK + TRACER_STACK;
+	s->wfd = s->p->msg[1];
+	s->gofd = -1;
 	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &a->mask);
+	sigprocmask(SIG_SETMASK, &all, &s->mask);
 	/* no exit signal (see the top of this file) */
-	c = clone(middle_vm, stack + MIDDLE_STACK, CLONE_VM | CLONE_VFORK, a);
+	c = clone(middle_vm, stack + MIDDLE_STACK, CLONE_VM | CLONE_VFORK, s);
 	err = errno;
-	sigprocmask(SIG_SETMASK, &a->mask, NULL);
+	sigprocmask(SIG_SETMASK, &s->mask, NULL);
 	if (c < 0)
 		munmap(stack, MIDDLE_STACK + TRACER_STACK);	/* nobody runs on it */
 	errno = err;
@@ -1496,9 +1817,13 @@ int launch_exec(const char *path, char *const argv[], char *const envp[],
 		struct launch_result *res)
 {
 	struct launch_pipes p = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
-	struct tracee t = { .res = res };
+	struct launch t = { .res = res };
 	pid_t self = getpid(), c, r;
 	bool yama = yama_relational();
+	struct spawn s = {
+		.self = self, .yama = yama, .opts = opts, .report = report, .arg = arg,
+		.p = &p, .wfd = -1, .gofd = -1,
+	};
 	int err, status;
 	struct msg m;
 	ssize_t n;
@@ -1518,11 +1843,9 @@ int launch_exec(const char *path, char *const argv[], char *const envp[],
 		/* Like fork(), but no exit signal: see the top of this file. */
 		c = (pid_t)syscall(SYS_clone, 0UL, 0UL, 0UL, 0UL, 0UL);
 		if (c == 0)
-			middle(self, &p, yama, opts, report, arg);
+			middle(&s);
 	} else {
-		struct middle_args ma = { self, &p, opts, report, arg, { { 0 } }, NULL, -1 };
-
-		c = clone_middle_vm(&ma);
+		c = clone_middle_vm(&s);
 	}
 	if (c < 0) {
 		fail(&t, LAUNCH_SPAWN, -errno, "fork");

@@ -5,8 +5,11 @@
 #  Bochs (emulated CET): the launched program runs with the shadow stack enabled and
 #    locked, cannot disable it, a ROP in it dies with SEGV_CPERR, --wrss, --no-lock,
 #    threads and fork, longjmp-heavy programs with and without the preload library,
-#    map_shadow_stack's "ss" VMA and a pivot onto it.
-# Helpers (tests/guest/helpers): run_probe (static), run_longjmp (dynamic).
+#    map_shadow_stack's "ss" VMA and a pivot onto it; the start-up trusts what it
+#    observed (issue 20): a seccomp filter lying about PTRACE_SEIZE or PTRACE_SETREGS,
+#    cetctl as PID 1 of a pid namespace, SIGSTOP+SIGCONT during start-up.
+# Helpers (tests/guest/helpers): run_probe (static), run_longjmp (dynamic), seccomp-lie
+# (static, the host tier's tests/host/tools/seccomp-lie.c).
 
 bats_require_minimum_version 1.5.0
 load lib/common
@@ -176,6 +179,72 @@ need_preload() {
 	done
 	# sig=28 (SIGWINCH, ignored) never stops a start-up
 	[[ $n -ge 13 ]] || fail "only $n start-ups ran"
+}
+
+# ---- observed, not answered (issue 20), with real shadow stacks --------------
+# tests/host/run-observe.bats and run-pid1.bats drive the same cases with
+# --trace-only; here the start-up really enables and locks.
+
+# lied_shstk RULE: cetctl run --shstk under a real seccomp filter that answers
+# RULE with 0 without doing it: 125, one line, and the probe never ran (it
+# prints its status lines as its first act).
+lied_shstk() {
+	local lie=$HELPERS/seccomp-lie rc=0 out err
+	[[ -x $lie ]] || fail "helper $lie missing"
+	timeout -s KILL 120 "$lie" "$1" "$CETCTL" run --shstk -q -- "$PROBE" status \
+		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" </dev/null || rc=$?
+	out=$(cat "$BATS_TEST_TMPDIR/out")
+	echo "$1: exit $rc, stdout: ${out:-(none)}, stderr: $(cat "$BATS_TEST_TMPDIR/err")"
+	[[ -z $out ]] || fail "$1: FAIL OPEN: the program ran (exit $rc): $out"
+	[[ $rc -eq 125 ]] || fail "$1: exit $rc, not 125"
+	# one line, ending in a newline (bash only: the count cannot come out empty)
+	IFS= read -r -d '' err <"$BATS_TEST_TMPDIR/err" || true
+	[[ $err == *$'\n' && ${err%$'\n'} != *$'\n'* ]] || fail "$1: not one line: ${err@Q}"
+}
+
+@test "run observed: a PTRACE_SEIZE answered 0 by a seccomp filter: 125, one line, never ran" {
+	need_hw
+	lied_shstk ptrace=0x4206
+	grep -q 'PTRACE_SEIZE answered' "$BATS_TEST_TMPDIR/err" || fail "the message does not name the seize"
+}
+
+@test "run observed: a PTRACE_SETREGS answered 0 by a seccomp filter: 125, one line, never resumed" {
+	need_hw
+	lied_shstk ptrace=13
+}
+
+@test "run as PID 1 of a pid namespace: the workers' status is the caller's, the program enabled and locked" {
+	need_hw
+	command -v unshare >/dev/null || skip "no unshare in the image"
+	unshare -pf --mount-proc true 2>/dev/null || skip "cannot make a pid namespace here"
+	# a container's entrypoint: the server forks workers and waits for them;
+	# its wait() must reap its own workers, never cetctl's tracer
+	run timeout -s KILL 120 unshare -pf --mount-proc "$CETCTL" run --shstk -q -- "$PROBE" workers 3 3
+	echo "status $status: $output"
+	[[ $status -eq 3 ]] || fail "status $status, not the workers' 3"
+	[[ $output != *"not a worker"* ]] || fail "the program's wait() reaped another process"
+	grep -qE $'^x86_Thread_features:\tshstk *$' <<<"$output" || fail "not enabled"
+	grep -qE $'^x86_Thread_features_locked:\tshstk wrss *$' <<<"$output" || fail "not locked"
+}
+
+@test "run signals: a SIGSTOP or SIGTSTP then SIGCONT during start-up leaves the program running, enabled and locked" {
+	need_hw
+	local faults=${CETCTL_FAULTS:-/usr/libexec/cetctl/cetctl-faults} steps stop rc out
+	[[ -x $faults ]] || fail "the fault-point build is not in the image ($faults)"
+	# the stop signal arrives (and is held) at one step, SIGCONT at a later one
+	for steps in exec-event:inject-enter exec-exit:injected; do
+		for stop in 19 20; do
+			rc=0
+			CETCTL_FAULT=${steps%%:*}:sig=$stop CETCTL_FAULT2=${steps#*:}:sig=18 \
+				timeout -s KILL 120 "$faults" run --shstk -q -- "$PROBE" status \
+				>"$BATS_TEST_TMPDIR/out" </dev/null || rc=$?
+			out=$(cat "$BATS_TEST_TMPDIR/out")
+			echo "$steps $stop then 18: exit $rc: $out"
+			[[ $rc -eq 0 ]] || fail "$steps $stop then 18: exit $rc (137: left stopped)"
+			grep -qE $'^x86_Thread_features:\tshstk *$' <<<"$out" || fail "$steps: not enabled"
+			grep -qE $'^x86_Thread_features_locked:\tshstk wrss *$' <<<"$out" || fail "$steps: not locked"
+		done
+	done
 }
 
 @test "run: the launched program cannot disable its shadow stack (EPERM)" {

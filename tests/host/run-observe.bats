@@ -201,3 +201,23 @@ S
 		done
 	done
 }
+
+@test "run states: the tracer passes its named states in order, and a lie ends in 'failed'" {
+	# the test build logs "STATE EVENT" for each event it acts on, then
+	# the final state (CETCTL_FAULT_STATES, src/lib/launch.c)
+	CETCTL_FAULT_STATES=$TMP/states "$FAULTS" run --trace-only sh -c 'exit 7' || rc=$?
+	[ "${rc:-0}" -eq 7 ]
+	cat "$TMP/states"
+	[ "$(cat "$TMP/states")" = "seized interrupt-stop
+before-exec exec-event
+execve-exit syscall-stop
+inject-enter syscall-stop
+inject-exit syscall-stop
+verified" ]
+	rm "$TMP/states"
+	rc=0; CETCTL_FAULT_STATES=$TMP/states "$LIE" ptrace=13 "$FAULTS" run --trace-only \
+		sh -c 'exit 7' 2>/dev/null </dev/null || rc=$?
+	cat "$TMP/states"
+	[ "$rc" -eq 125 ]
+	[ "$(tail -n1 "$TMP/states")" = failed ]
+}

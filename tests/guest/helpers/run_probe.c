@@ -14,6 +14,10 @@
  *   run_probe threads   4 threads, each with its own SSP, recursing and returning
  *   run_probe fork      a fork child calls and returns on its inherited stack
  *   run_probe exit N    exit with status N
+ *   run_probe workers N CODE   print the status lines, fork N workers that call
+ *                       and return on their shadow stacks and exit CODE, reap them
+ *                       with wait() (anything else reaped: a message and 9), exit
+ *                       with the last worker's status (a container's server)
  * Exit: 0 ok, 1 a check failed, 42 the ROP case's handler ran.
  */
 #ifndef _GNU_SOURCE
@@ -189,6 +193,34 @@ static int forked(void)
 	return !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+static int workers(int n, int code)
+{
+	pid_t w[16], r;
+	int i, j, st = 0;
+
+	if (n < 1 || n > 16 || print_status())
+		return 1;
+	for (i = 0; i < n; i++) {
+		w[i] = fork();
+		if (w[i] == 0) {
+			usleep(20000 * (unsigned)(i + 1));
+			_exit(recurse(20) && rdssp() ? code : 1);
+		}
+		if (w[i] < 0)
+			return 1;
+	}
+	for (i = 0; i < n; i++) {
+		r = wait(&st);
+		for (j = 0; j < n && w[j] != r; j++)
+			;
+		if (j == n) {
+			printf("wait() reaped %d, not a worker\n", (int)r);
+			return 9;
+		}
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 10;
+}
+
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "status";
@@ -210,6 +242,8 @@ int main(int argc, char **argv)
 		return forked();
 	if (!strcmp(c, "exit") && argc > 2)
 		return atoi(argv[2]);
-	fprintf(stderr, "usage: run_probe status|disable|wrss|rop|rop-nohandler|threads|fork|exit N\n");
+	if (!strcmp(c, "workers") && argc > 3)
+		return workers(atoi(argv[2]), atoi(argv[3]));
+	fprintf(stderr, "usage: run_probe status|disable|wrss|rop|rop-nohandler|threads|fork|exit N|workers N CODE\n");
 	return 2;
 }
