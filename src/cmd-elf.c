@@ -391,7 +391,7 @@ static const char *base_name(const char *p)
 }
 
 /* Set a cell; "-" (nothing to show) is null in JSON, not a string. */
-static void set_cell(struct elf_ctl *ctl, struct libscols_line *ln, int col, const char *v)
+static void set_cell(struct elf_ctl *ctl, struct cetctl_line *ln, int col, const char *v)
 {
 	if (ctl->json && v && strcmp(v, "-") == 0)
 		v = NULL;
@@ -399,7 +399,7 @@ static void set_cell(struct elf_ctl *ctl, struct libscols_line *ln, int col, con
 }
 
 /* A comma-separated list cell; "-" is null in JSON. */
-static void set_list(struct elf_ctl *ctl, struct libscols_line *ln, int col, const char *v)
+static void set_list(struct elf_ctl *ctl, struct cetctl_line *ln, int col, const char *v)
 {
 	if (ctl->json && strcmp(v, "-") == 0)
 		v = NULL;
@@ -502,7 +502,7 @@ static char *closure_json(const char *path, const struct elf_closure *c, uint32_
 }
 
 /* Set DEPS and DEPS_IBT: the text verdicts in a table, objects in JSON. */
-static void set_closure(struct elf_ctl *ctl, struct libscols_line *ln, const char *path,
+static void set_closure(struct elf_ctl *ctl, struct cetctl_line *ln, const char *path,
 			const struct elf_closure *c, const char *unknown)
 {
 	static const struct { int col; uint32_t bit; } cells[] = {
@@ -533,7 +533,7 @@ static void set_closure(struct elf_ctl *ctl, struct libscols_line *ln, const cha
 	}
 }
 
-static int add_deps(struct elf_ctl *ctl, struct libscols_line *ln, const char *path,
+static int add_deps(struct elf_ctl *ctl, struct cetctl_line *ln, const char *path,
 		    const struct elf_cet_info *in)
 {
 	struct elf_closure c;
@@ -587,7 +587,7 @@ static int add_deps(struct elf_ctl *ctl, struct libscols_line *ln, const char *p
 
 static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_info *in)
 {
-	struct libscols_line *ln = cetctl_table_new_line(ctl->tb, NULL);
+	struct cetctl_line *ln = cetctl_table_new_line(ctl->tb, NULL);
 	const struct elf_prop_note *n = &in->note;
 	bool have_f1 = n->present & ELF_PROP_HAVE_FEATURE_1_AND;
 	enum elf_kernel_verdict kv;

@@ -12,17 +12,39 @@
 #include "table.h"
 #include "util.h"
 
+/*
+ * The rows are ours, not libsmartcols' lines: a line is an array of cell
+ * strings. libsmartcols lays out only what needs its layout: a terminal
+ * (widths, truncation), the tree of child lines as text, and cells that
+ * are not printable ASCII (its encoding and width rules); everything else,
+ * JSON included, is written here. With opts->stream and JSON without
+ * nesting, each line is written as soon as the next one starts and then
+ * freed, so the rows are never all held.
+ */
+struct cetctl_line {
+	struct cetctl_line *next;	/* every line, in creation order */
+	struct cetctl_line *parent;
+	struct cetctl_line *child, *last_child, *sibling;
+	struct libscols_line *sl;	/* when handed to libsmartcols */
+	char *cells[];			/* t->nids, NULL: no data */
+};
+
 struct cetctl_table {
-	struct libscols_table *tb;
+	struct libscols_table *tb;	/* columns and options; lines only to print */
 	const struct cetctl_column *cols;
 	int ids[CETCTL_MAX_COLUMNS];
 	size_t nids;
-	bool json;
+	bool json, raw, noheadings, stream;
 	const char *children;	/* JSON member of nested lines */
+	const char *name;	/* JSON array */
 	bool with_errors;
 	FILE *errs;		/* JSON error objects, comma separated */
 	char *errbuf;
 	size_t errlen, nerrs;
+	struct cetctl_line *head, *tail;
+	size_t nlines, nchildren;
+	bool json_open;		/* stream: the document and its array begun */
+	size_t json_rows;	/* stream: lines written */
 };
 
 static int column_by_name(const struct cetctl_column *cols, size_t ncols,
@@ -154,7 +176,11 @@ struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 	t->cols = cols;
 	t->nids = nids;
 	t->json = opts->json;
+	t->raw = opts->raw;
+	t->noheadings = opts->noheadings;
 	t->children = opts->json_children;
+	t->stream = opts->stream && opts->json && !opts->json_children;
+	t->name = opts->json_name ? opts->json_name : "rows";
 	t->with_errors = opts->json_errors;
 	memcpy(t->ids, ids, nids * sizeof(ids[0]));
 
@@ -180,10 +206,44 @@ struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 	return t;
 }
 
-struct libscols_line *cetctl_table_new_line(struct cetctl_table *t,
-					    struct libscols_line *parent)
+static void line_free(struct cetctl_table *t, struct cetctl_line *ln)
 {
-	return scols_table_new_line(t->tb, parent);
+	for (size_t i = 0; i < t->nids; i++)
+		free(ln->cells[i]);
+	free(ln);
+}
+
+static void json_stream_line(struct cetctl_table *t, struct cetctl_line *ln);
+
+struct cetctl_line *cetctl_table_new_line(struct cetctl_table *t, struct cetctl_line *parent)
+{
+	struct cetctl_line *ln;
+
+	/* streaming: the line before is complete, write it and let it go */
+	if (t->stream && t->head) {
+		json_stream_line(t, t->head);
+		line_free(t, t->head);
+		t->head = t->tail = NULL;
+	}
+	ln = calloc(1, sizeof(*ln) + t->nids * sizeof(ln->cells[0]));
+	if (!ln)
+		return NULL;
+	if (t->tail)
+		t->tail->next = ln;
+	else
+		t->head = ln;
+	t->tail = ln;
+	t->nlines++;
+	if (parent) {
+		ln->parent = parent;
+		if (parent->last_child)
+			parent->last_child->sibling = ln;
+		else
+			parent->child = ln;
+		parent->last_child = ln;
+		t->nchildren++;
+	}
+	return ln;
 }
 
 static int position_of(const struct cetctl_table *t, int colid)
@@ -201,7 +261,33 @@ bool cetctl_table_has(const struct cetctl_table *t, int colid)
 	return position_of(t, colid) >= 0;
 }
 
-int cetctl_table_set(struct cetctl_table *t, struct libscols_line *ln,
+/* Store @data in every copy of column @colid (the same column may be selected twice). */
+static int store(struct cetctl_table *t, struct cetctl_line *ln, int pos, int colid,
+		 const char *data)
+{
+	for (size_t i = (size_t)pos; i < t->nids; i++) {
+		char *d;
+
+		if (t->ids[i] != colid)
+			continue;
+		d = strdup(data);
+		if (!d)
+			return -ENOMEM;
+		free(ln->cells[i]);
+		ln->cells[i] = d;
+	}
+	return 0;
+}
+
+static bool is_ascii(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s >= 0x80)
+			return false;
+	return true;
+}
+
+int cetctl_table_set(struct cetctl_table *t, struct cetctl_line *ln,
 		     int colid, const char *data)
 {
 	int pos = position_of(t, colid), rc = 0;
@@ -210,47 +296,46 @@ int cetctl_table_set(struct cetctl_table *t, struct libscols_line *ln,
 	if (pos < 0 || !data)
 		return 0;
 	/*
-	 * libsmartcols copies bytes >= 0x80 into JSON as they are: make the
+	 * The JSON writer copies bytes >= 0x80 as they are: make the
 	 * document valid UTF-8 whatever the name (the tables escape by
 	 * themselves, following the locale).
 	 */
-	if (t->json) {
+	if (t->json && !is_ascii(data)) {
 		rc = cet_utf8_sanitize(data, &clean);
 		if (rc < 0)
 			return rc;
 		if (clean)
 			data = clean;
-		rc = 0;
 	}
-	/* The same column may be selected twice: fill every copy. */
-	for (size_t i = (size_t)pos; i < t->nids; i++) {
-		if (t->ids[i] != colid)
-			continue;
-		if (scols_line_set_data(ln, i, data) != 0) {
-			rc = -ENOMEM;
-			break;
-		}
-	}
+	rc = store(t, ln, pos, colid, data);
 	free(clean);
 	return rc;
 }
 
-int cetctl_table_setf(struct cetctl_table *t, struct libscols_line *ln,
+int cetctl_table_setf(struct cetctl_table *t, struct cetctl_line *ln,
 		      int colid, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
+	char buf[128], *s = buf;
 	int rc;
 
 	if (position_of(t, colid) < 0)
 		return 0;
 	va_start(ap, fmt);
-	rc = vasprintf(&s, fmt, ap);
+	rc = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	if (rc < 0)
-		return -ENOMEM;
+		return -EINVAL;
+	if ((size_t)rc >= sizeof(buf)) {
+		va_start(ap, fmt);
+		rc = vasprintf(&s, fmt, ap);
+		va_end(ap);
+		if (rc < 0)
+			return -ENOMEM;
+	}
 	rc = cetctl_table_set(t, ln, colid, s);
-	free(s);
+	if (s != buf)
+		free(s);
 	return rc;
 }
 
@@ -264,20 +349,17 @@ bool cetctl_table_json(const struct cetctl_table *t)
 	return t->json;
 }
 
-int cetctl_table_set_json(struct cetctl_table *t, struct libscols_line *ln,
+int cetctl_table_set_json(struct cetctl_table *t, struct cetctl_line *ln,
 			  int colid, const char *json)
 {
 	int pos = position_of(t, colid);
 
 	if (pos < 0 || !json)
 		return 0;
-	for (size_t i = (size_t)pos; i < t->nids; i++)
-		if (t->ids[i] == colid && scols_line_set_data(ln, i, json) != 0)
-			return -ENOMEM;
-	return 0;
+	return store(t, ln, pos, colid, json);
 }
 
-int cetctl_table_set_ss_vmas_json(struct cetctl_table *t, struct libscols_line *ln,
+int cetctl_table_set_ss_vmas_json(struct cetctl_table *t, struct cetctl_line *ln,
 				  int colid, const struct shstk_vmas *vmas)
 {
 	char *arr;
@@ -290,11 +372,11 @@ int cetctl_table_set_ss_vmas_json(struct cetctl_table *t, struct libscols_line *
 	return rc;
 }
 
-int cetctl_table_set_list(struct cetctl_table *t, struct libscols_line *ln,
+int cetctl_table_set_list(struct cetctl_table *t, struct cetctl_line *ln,
 			  int colid, const char *text, const char *seps,
 			  const char *empty_word)
 {
-	char *list, *w;
+	char *list;
 	size_t n = 0;
 	int rc;
 
@@ -319,10 +401,34 @@ int cetctl_table_set_list(struct cetctl_table *t, struct libscols_line *ln,
 		p += strspn(p, seps);
 	}
 	list[n] = '\0';
-	w = list;
-	rc = cetctl_table_set(t, ln, colid, w);
+	rc = cetctl_table_set(t, ln, colid, list);
 	free(list);
 	return rc;
+}
+
+/*
+ * @len bytes of @s as the inside of a JSON string: quotes, backslashes and
+ * control characters escaped, the runs between them written whole.
+ */
+static void json_chars(FILE *out, const char *s, size_t len)
+{
+	const char *run = s, *end = s + len;
+
+	for (; s < end; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c != '"' && c != '\\' && c >= 0x20 && c != 0x7f)
+			continue;
+		fwrite_unlocked(run, 1, (size_t)(s - run), out);
+		if (c == '"' || c == '\\') {
+			fputc_unlocked('\\', out);
+			fputc_unlocked((int)c, out);
+		} else {
+			fprintf(out, "\\u%04x", c);
+		}
+		run = s + 1;
+	}
+	fwrite_unlocked(run, 1, (size_t)(end - run), out);
 }
 
 /* @s as a JSON string: quotes, backslashes and control characters escaped. */
@@ -331,25 +437,16 @@ void cetctl_json_string(FILE *out, const char *s)
 	char *clean = NULL;
 
 	if (!s) {
-		fputs("null", out);
+		fputs_unlocked("null", out);
 		return;
 	}
-	if (cet_utf8_sanitize(s, &clean) < 0)
+	if (!is_ascii(s) && cet_utf8_sanitize(s, &clean) < 0)
 		err(CETCTL_EXIT_FAILURE, "out of memory");
 	if (clean)
 		s = clean;
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
+	fputc_unlocked('"', out);
+	json_chars(out, s, strlen(s));
+	fputc_unlocked('"', out);
 	free(clean);
 }
 
@@ -399,7 +496,12 @@ void cetctl_table_error(struct cetctl_table *t, const char *file, long pid,
 
 static void indent(FILE *out, int level)
 {
-	fprintf(out, "%*s", level * 3, "");
+	static const char spaces[] = "                                                ";
+	size_t n = (size_t)level * 3;
+
+	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
+		fwrite_unlocked(spaces, 1, sizeof(spaces) - 1, out);
+	fwrite_unlocked(spaces, 1, n, out);
 }
 
 /* false for "no", "0", "false" (and nothing), as libsmartcols reads them */
@@ -412,45 +514,48 @@ static void json_value(FILE *out, int type, const char *d)
 {
 	switch (type) {
 	case SCOLS_JSON_BOOLEAN:
-		fputs(d && json_truth(d) ? "true" : "false", out);
+		fputs_unlocked(d && json_truth(d) ? "true" : "false", out);
 		return;
 	case SCOLS_JSON_BOOLEAN_OPTIONAL:
-		fputs(!d || !*d ? "null" : json_truth(d) ? "true" : "false", out);
+		fputs_unlocked(!d || !*d ? "null" : json_truth(d) ? "true" : "false", out);
 		return;
 	case SCOLS_JSON_NUMBER:
-		fputs(d && *d ? d : "null", out);
-		return;
 	case CETCTL_JSON_RAW:
-		fputs(d && *d ? d : "null", out);
+		fputs_unlocked(d && *d ? d : "null", out);
 		return;
 	case SCOLS_JSON_ARRAY_STRING:
 	case SCOLS_JSON_ARRAY_NUMBER:
 		if (!d) {
-			fputs("null", out);
+			fputs_unlocked("null", out);
 			return;
 		}
-		fputc('[', out);
+		fputc_unlocked('[', out);
 		for (const char *p = d; *p; ) {
 			size_t len = strcspn(p, "\n");
-			char *item = strndup(p, len);
 
-			if (!item)
-				err(CETCTL_EXIT_FAILURE, "out of memory");
 			if (p != d)
-				fputs(", ", out);
-			if (type == SCOLS_JSON_ARRAY_NUMBER)
-				fputs(item, out);
-			else
-				cetctl_json_string(out, item);
-			free(item);
+				fputs_unlocked(", ", out);
+			if (type == SCOLS_JSON_ARRAY_NUMBER) {
+				fwrite_unlocked(p, 1, len, out);
+			} else {
+				fputc_unlocked('"', out);
+				json_chars(out, p, len);
+				fputc_unlocked('"', out);
+			}
 			p += len;
 			if (*p)
 				p++;
 		}
-		fputc(']', out);
+		fputc_unlocked(']', out);
 		return;
 	default:
-		cetctl_json_string(out, d && *d ? d : NULL);
+		if (!d || !*d) {
+			fputs_unlocked("null", out);
+			return;
+		}
+		fputc_unlocked('"', out);
+		json_chars(out, d, strlen(d));
+		fputc_unlocked('"', out);
 		return;
 	}
 }
@@ -460,15 +565,14 @@ static void json_value(FILE *out, int type, const char *d)
  * without the child-only ones in a parent and only the CETCTL_JSON_CHILD
  * ones in a child; then its children, when the table nests.
  */
-static void json_line(FILE *out, struct cetctl_table *t, struct libscols_line *ln,
+static void json_line(FILE *out, struct cetctl_table *t, struct cetctl_line *ln,
 		      int level, bool child)
 {
 	bool first = true;
 
-	fputs("{", out);
+	fputc_unlocked('{', out);
 	for (size_t i = 0; i < t->nids; i++) {
 		const struct cetctl_column *c = &t->cols[t->ids[i]];
-		struct libscols_cell *ce;
 		bool dup = false;
 
 		for (size_t j = 0; j < i; j++)
@@ -478,45 +582,212 @@ static void json_line(FILE *out, struct cetctl_table *t, struct libscols_line *l
 		if (child ? !(c->jflags & (CETCTL_JSON_CHILD | CETCTL_JSON_CHILD_ONLY)) :
 			    (c->jflags & CETCTL_JSON_CHILD_ONLY && t->children))
 			continue;
-		ce = scols_line_get_cell(ln, i);
-		fputs(first ? "\n" : ",\n", out);
+		fputs_unlocked(first ? "\n" : ",\n", out);
 		first = false;
 		indent(out, level + 1);
-		fputc('"', out);
+		fputc_unlocked('"', out);
 		for (const char *k = c->name; *k; k++)
-			fputc(*k >= 'A' && *k <= 'Z' ? *k - 'A' + 'a' : *k, out);
-		fputs("\": ", out);
-		json_value(out, c->json_type, ce ? scols_cell_get_data(ce) : NULL);
+			fputc_unlocked(*k >= 'A' && *k <= 'Z' ? *k - 'A' + 'a' : *k, out);
+		fputs_unlocked("\": ", out);
+		json_value(out, c->json_type, ln->cells[i]);
 	}
 	if (t->children && !child) {
-		struct libscols_iter *itr = scols_new_iter(SCOLS_ITER_FORWARD);
-		struct libscols_line *cl;
 		bool any = false;
 
-		if (!itr)
-			err(CETCTL_EXIT_FAILURE, "out of memory");
-		fprintf(out, "%s", first ? "\n" : ",\n");
+		fputs_unlocked(first ? "\n" : ",\n", out);
 		first = false;
 		indent(out, level + 1);
 		fprintf(out, "\"%s\": [", t->children);
-		while (scols_line_next_child(ln, itr, &cl) == 0) {
-			fputs(any ? ",\n" : "\n", out);
+		for (struct cetctl_line *cl = ln->child; cl; cl = cl->sibling) {
+			fputs_unlocked(any ? ",\n" : "\n", out);
 			any = true;
 			indent(out, level + 2);
 			json_line(out, t, cl, level + 2, true);
 		}
 		if (any) {
-			fputc('\n', out);
+			fputc_unlocked('\n', out);
 			indent(out, level + 1);
 		}
-		fputc(']', out);
-		scols_free_iter(itr);
+		fputc_unlocked(']', out);
 	}
 	if (!first) {
-		fputc('\n', out);
+		fputc_unlocked('\n', out);
 		indent(out, level);
 	}
-	fputc('}', out);
+	fputc_unlocked('}', out);
+}
+
+static FILE *table_out(struct cetctl_table *t)
+{
+	FILE *out = scols_table_get_stream(t->tb);
+
+	return out ? out : stdout;
+}
+
+/* The start of the document, then each top-level line once. */
+static void json_open(struct cetctl_table *t, FILE *out)
+{
+	if (t->json_open)
+		return;
+	t->json_open = true;
+	fputs_unlocked("{\n", out);
+	indent(out, 1);
+	fprintf(out, "\"%s\": [", t->name);
+}
+
+static void json_row(struct cetctl_table *t, FILE *out, struct cetctl_line *ln)
+{
+	fputs_unlocked(t->json_rows++ ? ",\n" : "\n", out);
+	indent(out, 2);
+	json_line(out, t, ln, 2, false);
+}
+
+static void json_stream_line(struct cetctl_table *t, struct cetctl_line *ln)
+{
+	FILE *out = table_out(t);
+
+	flockfile(out);
+	json_open(t, out);
+	json_row(t, out, ln);
+	funlockfile(out);
+}
+
+/* ---- text -------------------------------------------------------------- */
+
+/*
+ * A cell libsmartcols would print as it is, one column per byte: printable
+ * ASCII without the backslash (which it may encode). Sets *@len.
+ */
+static bool plain_cell(const char *s, size_t *len)
+{
+	const char *p = s;
+
+	for (; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e || *p == '\\')
+			return false;
+	*len = (size_t)(p - s);
+	return true;
+}
+
+static void pad(FILE *out, size_t n)
+{
+	static const char spaces[] = "                                                                ";
+
+	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
+		fwrite_unlocked(spaces, 1, sizeof(spaces) - 1, out);
+	fwrite_unlocked(spaces, 1, n, out);
+}
+
+/* --raw: a blank is \x20, as libsmartcols writes it (the cell is plain). */
+static void raw_cell(FILE *out, const char *s)
+{
+	const char *run = s;
+
+	for (; *s; s++) {
+		if (*s != ' ')
+			continue;
+		fwrite_unlocked(run, 1, (size_t)(s - run), out);
+		fputs_unlocked("\\x20", out);
+		run = s + 1;
+	}
+	fputs_unlocked(run, out);
+}
+
+/* One row of the human table: @cells (NULL: empty), padded to @width. */
+static void text_row(struct cetctl_table *t, FILE *out, const char *const *cells,
+		     const size_t *width)
+{
+	for (size_t i = 0; i < t->nids; i++) {
+		const char *d = cells[i] ? cells[i] : "";
+		size_t len = strlen(d);
+		bool last = i + 1 == t->nids;
+		bool right = t->cols[t->ids[i]].flags & SCOLS_FL_RIGHT;
+
+		if (t->raw) {
+			raw_cell(out, d);
+			if (!last)
+				fputc_unlocked(' ', out);
+			continue;
+		}
+		if (*d && right) {
+			pad(out, width[i] - len);
+			len = width[i];
+		}
+		fwrite_unlocked(d, 1, strlen(d), out);
+		if (last)
+			break;
+		pad(out, width[i] - len);
+		fputc_unlocked(' ', out);
+	}
+	fputc_unlocked('\n', out);
+}
+
+/*
+ * The flat table, not on a terminal, every cell plain: libsmartcols' layout
+ * needs no measuring then. A column is as wide as its widest cell, at least
+ * its header (or 1); a width hint of 1 or more widens it further unless the
+ * header already did; nothing is cut; the last column is not padded unless
+ * right-aligned. Returns false, having written nothing, when the table is
+ * not such a table.
+ */
+static bool print_plain(struct cetctl_table *t)
+{
+	size_t width[CETCTL_MAX_COLUMNS], wmin[CETCTL_MAX_COLUMNS];
+	const char *hdr[CETCTL_MAX_COLUMNS];
+	FILE *out = table_out(t);
+
+	if (t->nchildren || !t->head || isatty(STDOUT_FILENO))
+		return false;
+	for (size_t i = 0; i < t->nids; i++) {
+		const struct cetctl_column *c = &t->cols[t->ids[i]];
+
+		if (scols_column_is_customwrap(scols_table_get_column(t->tb, i)) ||
+		    !plain_cell(c->name, &wmin[i]))
+			return false;
+		hdr[i] = c->name;
+		if (!wmin[i])
+			wmin[i] = 1;
+		width[i] = 0;
+	}
+	for (struct cetctl_line *ln = t->head; ln; ln = ln->next) {
+		for (size_t i = 0; i < t->nids; i++) {
+			size_t len = 0;
+
+			if (ln->cells[i] && !plain_cell(ln->cells[i], &len))
+				return false;
+			if (len > width[i])
+				width[i] = len;
+		}
+	}
+	for (size_t i = 0; i < t->nids; i++) {
+		double hint = t->cols[t->ids[i]].whint;
+
+		if (width[i] < wmin[i])
+			width[i] = wmin[i];
+		else if (hint >= 1 && width[i] < (size_t)hint && wmin[i] < (size_t)hint)
+			width[i] = (size_t)hint;
+	}
+	flockfile(out);
+	if (!t->noheadings)
+		text_row(t, out, hdr, width);
+	for (struct cetctl_line *ln = t->head; ln; ln = ln->next)
+		text_row(t, out, (const char *const *)ln->cells, width);
+	funlockfile(out);
+	return true;
+}
+
+/* Everything else: the lines handed to libsmartcols, which lays them out. */
+static int print_scols(struct cetctl_table *t)
+{
+	for (struct cetctl_line *ln = t->head; ln; ln = ln->next) {
+		ln->sl = scols_table_new_line(t->tb, ln->parent ? ln->parent->sl : NULL);
+		if (!ln->sl)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->nids; i++)
+			if (ln->cells[i] && scols_line_set_data(ln->sl, i, ln->cells[i]) != 0)
+				return -ENOMEM;
+	}
+	return scols_print_table(t->tb);
 }
 
 int cetctl_table_print(struct cetctl_table *t)
@@ -533,50 +804,37 @@ int cetctl_table_print(struct cetctl_table *t)
  */
 int cetctl_table_print_members(struct cetctl_table *t, const char *members)
 {
-	FILE *out = scols_table_get_stream(t->tb) ? scols_table_get_stream(t->tb) : stdout;
-	struct libscols_iter *itr;
-	struct libscols_line *ln;
-	const char *name = scols_table_get_name(t->tb);
-	bool any = false;
+	FILE *out = table_out(t);
 
 	if (!t->json)
-		return scols_print_table(t->tb);
-	itr = scols_new_iter(SCOLS_ITER_FORWARD);
-	if (!itr)
-		return -ENOMEM;
-	fputs("{\n", out);
-	indent(out, 1);
-	fprintf(out, "\"%s\": [", name ? name : "rows");
-	while (scols_table_next_line(t->tb, itr, &ln) == 0) {
-		if (scols_line_get_parent(ln))
-			continue;
-		fputs(any ? ",\n" : "\n", out);
-		any = true;
-		indent(out, 2);
-		json_line(out, t, ln, 2, false);
-	}
-	scols_free_iter(itr);
-	if (any) {
-		fputc('\n', out);
+		return print_plain(t) ? 0 : print_scols(t);
+	flockfile(out);
+	json_open(t, out);
+	for (struct cetctl_line *ln = t->head; ln; ln = ln->next)
+		if (!ln->parent)
+			json_row(t, out, ln);
+	if (t->json_rows) {
+		fputc_unlocked('\n', out);
 		indent(out, 1);
 	}
-	fputc(']', out);
+	fputc_unlocked(']', out);
 	if (cetctl_proc_root_is_recorded()) {
-		fputs(",\n   \"proc_root\": ", out);
+		fputs_unlocked(",\n   \"proc_root\": ", out);
 		cetctl_json_string(out, cetctl_globals.proc_root);
 	}
 	if (t->with_errors) {
-		fputs(",\n   \"errors\": [", out);
+		fputs_unlocked(",\n   \"errors\": [", out);
 		if (t->errs) {
 			fflush(t->errs);
-			fwrite(t->errbuf, 1, t->errlen, out);
-			fputs("\n   ", out);
+			fwrite_unlocked(t->errbuf, 1, t->errlen, out);
+			fputs_unlocked("\n   ", out);
 		}
-		fputc(']', out);
+		fputc_unlocked(']', out);
 	}
 	if (members)
 		fprintf(out, ",\n   %s", members);
-	fputs("\n}\n", out);
+	fputs_unlocked("\n}\n", out);
+	funlockfile(out);
 	return 0;
 }
 
@@ -584,6 +842,10 @@ void cetctl_table_free(struct cetctl_table *t)
 {
 	if (!t)
 		return;
+	for (struct cetctl_line *ln = t->head, *next; ln; ln = next) {
+		next = ln->next;
+		line_free(t, ln);
+	}
 	scols_unref_table(t->tb);
 	if (t->errs)
 		fclose(t->errs);
