@@ -259,31 +259,21 @@ static const char *loader_str(const struct elf_cet_info *in, char *buf, size_t s
  * the loader takes: "ibt", "shstk"], "reason": why it ignores the note or
  * null}; NULL (null) where the loader has nothing to say.
  */
-static char *loader_json(const struct elf_cet_info *in)
+static void loader_json(const struct elf_cet_info *in, char *buf, size_t size)
 {
 	uint32_t f = in->loader_feature_1_and;
-	const char *feat[2];
-	size_t nf = 0, len = 0;
-	char why[128], *buf = NULL;
-	const char *reason = loader_reason(in, why, sizeof(why));
-	FILE *m;
+	char why[128], reason[288];
+	const char *r = loader_reason(in, why, sizeof(why));
 
-	if (!in->x86 || (in->kind == ELF_KIND_REL && !reason))
-		return NULL;
-	if (!reason && (f & CET_X86_FEATURE_1_IBT))
-		feat[nf++] = "ibt";
-	if (!reason && (f & CET_X86_FEATURE_1_SHSTK))
-		feat[nf++] = "shstk";
-	m = open_memstream(&buf, &len);
-	if (!m)
-		err(CETCTL_EXIT_FAILURE, "out of memory");
-	fprintf(m, "{\"status\": \"%s\", \"features\": ", reason ? "ignored" : "used");
-	cetctl_json_string_list(m, feat, nf);
-	fputs(", \"reason\": ", m);
-	cetctl_json_string(m, reason);
-	fputc('}', m);
-	fclose(m);
-	return buf;
+	buf[0] = '\0';		/* null */
+	if (!in->x86 || (in->kind == ELF_KIND_REL && !r))
+		return;
+	cetctl_json_quote(reason, sizeof(reason), r);
+	snprintf(buf, size, "{\"status\": \"%s\", \"features\": [%s%s%s], \"reason\": %s}",
+		 r ? "ignored" : "used",
+		 !r && (f & CET_X86_FEATURE_1_IBT) ? "\"ibt\"" : "",
+		 !r && (f & CET_X86_FEATURE_1_IBT) && (f & CET_X86_FEATURE_1_SHSTK) ? "," : "",
+		 !r && (f & CET_X86_FEATURE_1_SHSTK) ? "\"shstk\"" : "", reason);
 }
 
 /* The KERNEL verdict for @in under ctl->policy (elf_kernel_judge()). */
@@ -338,12 +328,11 @@ static const char *kernel_str(enum elf_kernel_verdict v, int kerr,
  * error execve() fails with ("fails" only, else null), "reason": "policy
  * allow", "not a program", "no policy", "i386", "x32" or null}.
  */
-static char *kernel_json(enum elf_kernel_verdict v, int kerr, const struct elf_cet_info *in)
+static void kernel_json(enum elf_kernel_verdict v, int kerr, const struct elf_cet_info *in,
+			char *buf, size_t size)
 {
 	const char *verdict = "allows", *errname = NULL, *reason = NULL;
-	size_t len = 0;
-	char *buf = NULL;
-	FILE *m;
+	char e[64], r[64];
 
 	switch (v) {
 	case ELF_KERNEL_NA:
@@ -371,16 +360,9 @@ static char *kernel_json(enum elf_kernel_verdict v, int kerr, const struct elf_c
 		reason = in->machine == EM_386 ? "i386" : "x32";
 		break;
 	}
-	m = open_memstream(&buf, &len);
-	if (!m)
-		err(CETCTL_EXIT_FAILURE, "out of memory");
-	fprintf(m, "{\"verdict\": \"%s\", \"errno\": ", verdict);
-	cetctl_json_string(m, errname);
-	fputs(", \"reason\": ", m);
-	cetctl_json_string(m, reason);
-	fputc('}', m);
-	fclose(m);
-	return buf;
+	cetctl_json_quote(e, sizeof(e), errname);
+	cetctl_json_quote(r, sizeof(r), reason);
+	snprintf(buf, size, "{\"verdict\": \"%s\", \"errno\": %s, \"reason\": %s}", verdict, e, r);
 }
 
 static const char *base_name(const char *p)
@@ -591,7 +573,7 @@ static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_
 	const struct elf_prop_note *n = &in->note;
 	bool have_f1 = n->present & ELF_PROP_HAVE_FEATURE_1_AND;
 	enum elf_kernel_verdict kv;
-	char buf[256];
+	char buf[512];
 	int kerr;
 
 	if (!ln)
@@ -641,19 +623,15 @@ static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_
 		 elf_feature_2_str(n->feature_2_used, buf, sizeof(buf)) : "-");
 	set_cell(ctl, ln, COL_NOTE, elf_note_source_str(in->source));
 	if (ctl->json) {
-		char *lj = loader_json(in);
-
-		cetctl_table_set_json(ctl->tb, ln, COL_LOADER, lj);
-		free(lj);
+		loader_json(in, buf, sizeof(buf));
+		cetctl_table_set_json(ctl->tb, ln, COL_LOADER, buf[0] ? buf : NULL);
 	} else if (in->kind == ELF_KIND_REL && !(n->found && n->problem != ELF_PROP_OK))
 		set_cell(ctl, ln, COL_LOADER, "-");
 	else
 		set_cell(ctl, ln, COL_LOADER, loader_str(in, buf, sizeof(buf)));
 	if (ctl->json) {
-		char *kj = kernel_json(kv, kerr, in);
-
-		cetctl_table_set_json(ctl->tb, ln, COL_KERNEL, kj);
-		free(kj);
+		kernel_json(kv, kerr, in, buf, sizeof(buf));
+		cetctl_table_set_json(ctl->tb, ln, COL_KERNEL, buf);
 	} else {
 		set_cell(ctl, ln, COL_KERNEL, kernel_str(kv, kerr, in));
 	}
@@ -1002,6 +980,7 @@ int cmd_elf(int argc, char **argv)
 	running_policy(&ctl);
 	ctl.json = oa.topts.json;
 	ctl.raw = oa.topts.raw;
+	oa.topts.stream = true;	/* add_row() completes a line before the next */
 	ctl.tb = cetctl_table_new(elf_columns, ids, nids, &oa.topts);
 	if (!ctl.tb)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");

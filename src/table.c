@@ -26,14 +26,24 @@ struct cetctl_line {
 	struct cetctl_line *parent;
 	struct cetctl_line *child, *last_child, *sibling;
 	struct libscols_line *sl;	/* when handed to libsmartcols */
-	char *cells[];			/* t->nids, NULL: no data */
+	size_t used;			/* of the line's arena */
+	char *cells[];			/* t->nids, NULL: no data; then the arena */
 };
+
+/*
+ * Each line carries LINE_ARENA bytes after its cell pointers, where the
+ * cells are copied while they fit (a row of elf is about 150 bytes): one
+ * allocation per line instead of one per cell. A cell that does not fit,
+ * or is set again, is allocated on its own.
+ */
+#define LINE_ARENA	512
 
 struct cetctl_table {
 	struct libscols_table *tb;	/* columns and options; lines only to print */
 	const struct cetctl_column *cols;
 	int ids[CETCTL_MAX_COLUMNS];
 	size_t nids;
+	signed char pos[CETCTL_MAX_COLUMNS * 2];	/* column id -> first position, -1 */
 	bool json, raw, noheadings, stream;
 	const char *children;	/* JSON member of nested lines */
 	const char *name;	/* JSON array */
@@ -183,6 +193,10 @@ struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 	t->name = opts->json_name ? opts->json_name : "rows";
 	t->with_errors = opts->json_errors;
 	memcpy(t->ids, ids, nids * sizeof(ids[0]));
+	memset(t->pos, -1, sizeof(t->pos));
+	for (i = nids; i-- > 0; )
+		if (ids[i] >= 0 && (size_t)ids[i] < sizeof(t->pos))
+			t->pos[ids[i]] = (signed char)i;
 
 	scols_table_enable_json(t->tb, opts->json);
 	scols_table_enable_raw(t->tb, opts->raw);
@@ -206,10 +220,23 @@ struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 	return t;
 }
 
+static char *line_arena(const struct cetctl_table *t, struct cetctl_line *ln)
+{
+	return (char *)&ln->cells[t->nids];
+}
+
+static bool in_arena(const struct cetctl_table *t, struct cetctl_line *ln, const char *p)
+{
+	const char *a = line_arena(t, ln);
+
+	return p >= a && p < a + LINE_ARENA;
+}
+
 static void line_free(struct cetctl_table *t, struct cetctl_line *ln)
 {
 	for (size_t i = 0; i < t->nids; i++)
-		free(ln->cells[i]);
+		if (!in_arena(t, ln, ln->cells[i]))
+			free(ln->cells[i]);
 	free(ln);
 }
 
@@ -225,9 +252,10 @@ struct cetctl_line *cetctl_table_new_line(struct cetctl_table *t, struct cetctl_
 		line_free(t, t->head);
 		t->head = t->tail = NULL;
 	}
-	ln = calloc(1, sizeof(*ln) + t->nids * sizeof(ln->cells[0]));
+	ln = malloc(sizeof(*ln) + t->nids * sizeof(ln->cells[0]) + LINE_ARENA);
 	if (!ln)
 		return NULL;
+	memset(ln, 0, sizeof(*ln) + t->nids * sizeof(ln->cells[0]));
 	if (t->tail)
 		t->tail->next = ln;
 	else
@@ -250,6 +278,8 @@ static int position_of(const struct cetctl_table *t, int colid)
 {
 	size_t i;
 
+	if (colid >= 0 && (size_t)colid < sizeof(t->pos))
+		return t->pos[colid];
 	for (i = 0; i < t->nids; i++)
 		if (t->ids[i] == colid)
 			return (int)i;
@@ -265,15 +295,24 @@ bool cetctl_table_has(const struct cetctl_table *t, int colid)
 static int store(struct cetctl_table *t, struct cetctl_line *ln, int pos, int colid,
 		 const char *data)
 {
+	size_t len = strlen(data) + 1;
+
 	for (size_t i = (size_t)pos; i < t->nids; i++) {
 		char *d;
 
 		if (t->ids[i] != colid)
 			continue;
-		d = strdup(data);
-		if (!d)
-			return -ENOMEM;
-		free(ln->cells[i]);
+		if (!ln->cells[i] && len <= LINE_ARENA - ln->used) {
+			d = line_arena(t, ln) + ln->used;
+			ln->used += len;
+		} else {
+			d = malloc(len);
+			if (!d)
+				return -ENOMEM;
+		}
+		memcpy(d, data, len);
+		if (!in_arena(t, ln, ln->cells[i]))
+			free(ln->cells[i]);
 		ln->cells[i] = d;
 	}
 	return 0;
@@ -448,6 +487,45 @@ void cetctl_json_string(FILE *out, const char *s)
 	json_chars(out, s, strlen(s));
 	fputc_unlocked('"', out);
 	free(clean);
+}
+
+size_t cetctl_json_quote(char *buf, size_t size, const char *s)
+{
+	char *clean = NULL;
+	size_t n = 0;
+
+	if (!s) {
+		snprintf(buf, size, "null");
+		return 4;
+	}
+	if (!is_ascii(s) && cet_utf8_sanitize(s, &clean) < 0)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	if (clean)
+		s = clean;
+#define PUT(c) do { if (n + 1 < size) buf[n] = (c); n++; } while (0)
+	PUT('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			PUT('\\');
+			PUT((char)c);
+		} else if (c < 0x20 || c == 0x7f) {
+			char u[8];
+
+			snprintf(u, sizeof(u), "\\u%04x", c);
+			for (char *p = u; *p; p++)
+				PUT(*p);
+		} else {
+			PUT((char)c);
+		}
+	}
+	PUT('"');
+#undef PUT
+	if (size)
+		buf[n < size ? n : size - 1] = '\0';
+	free(clean);
+	return n;
 }
 
 void cetctl_json_string_list(FILE *out, const char *const *v, size_t n)

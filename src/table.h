@@ -151,6 +151,8 @@ void cetctl_table_error(struct cetctl_table *t, const char *file, long pid,
 /* JSON text helpers for CETCTL_JSON_RAW cells (stdio memstreams) */
 void cetctl_json_string(FILE *out, const char *s);	/* NULL: null */
 void cetctl_json_string_list(FILE *out, const char *const *v, size_t n);
+/* cetctl_json_string() into @buf (cut to @size); returns the full length */
+size_t cetctl_json_quote(char *buf, size_t size, const char *s);
 struct libscols_table *cetctl_table_scols(struct cetctl_table *t);
 int cetctl_table_print(struct cetctl_table *t);
 /*
