@@ -38,6 +38,8 @@ struct cetctl_line {
  */
 #define LINE_ARENA	512
 
+struct wbuf;
+
 struct cetctl_table {
 	struct libscols_table *tb;	/* columns and options; lines only to print */
 	const struct cetctl_column *cols;
@@ -53,6 +55,7 @@ struct cetctl_table {
 	size_t errlen, nerrs;
 	struct cetctl_line *head, *tail;
 	size_t nlines, nchildren;
+	struct wbuf *wb;	/* output buffer, while printing or streaming */
 	bool json_open;		/* stream: the document and its array begun */
 	size_t json_rows;	/* stream: lines written */
 };
@@ -446,10 +449,63 @@ int cetctl_table_set_list(struct cetctl_table *t, struct cetctl_line *ln,
 }
 
 /*
+ * Output goes through a buffer of our own, written with one fwrite when it
+ * fills and when a table is printed: cheaper than stdio's call per piece.
+ */
+struct wbuf {
+	FILE *f;
+	size_t n;
+	char b[32768];
+};
+
+static void wb_flush(struct wbuf *w)
+{
+	if (w->n)
+		fwrite(w->b, 1, w->n, w->f);
+	w->n = 0;
+}
+
+static inline void wb_write(struct wbuf *w, const char *p, size_t n)
+{
+	if (n > sizeof(w->b) - w->n) {
+		wb_flush(w);
+		if (n > sizeof(w->b)) {
+			fwrite(p, 1, n, w->f);
+			return;
+		}
+	}
+	memcpy(w->b + w->n, p, n);
+	w->n += n;
+}
+
+static inline void wb_puts(struct wbuf *w, const char *s)
+{
+	wb_write(w, s, strlen(s));
+}
+
+static inline void wb_putc(struct wbuf *w, char c)
+{
+	if (w->n == sizeof(w->b))
+		wb_flush(w);
+	w->b[w->n++] = c;
+}
+
+static void wb_printf(struct wbuf *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void wb_printf(struct wbuf *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	wb_flush(w);
+	va_start(ap, fmt);
+	vfprintf(w->f, fmt, ap);
+	va_end(ap);
+}
+
+/*
  * @len bytes of @s as the inside of a JSON string: quotes, backslashes and
  * control characters escaped, the runs between them written whole.
  */
-static void json_chars(FILE *out, const char *s, size_t len)
+static void json_chars(struct wbuf *out, const char *s, size_t len)
 {
 	const char *run = s, *end = s + len;
 
@@ -458,35 +514,48 @@ static void json_chars(FILE *out, const char *s, size_t len)
 
 		if (c != '"' && c != '\\' && c >= 0x20 && c != 0x7f)
 			continue;
-		fwrite_unlocked(run, 1, (size_t)(s - run), out);
+		wb_write(out, run, (size_t)(s - run));
 		if (c == '"' || c == '\\') {
-			fputc_unlocked('\\', out);
-			fputc_unlocked((int)c, out);
+			wb_putc(out, '\\');
+			wb_putc(out, (int)c);
 		} else {
-			fprintf(out, "\\u%04x", c);
+			wb_printf(out, "\\u%04x", c);
 		}
 		run = s + 1;
 	}
-	fwrite_unlocked(run, 1, (size_t)(end - run), out);
+	wb_write(out, run, (size_t)(end - run));
 }
 
 /* @s as a JSON string: quotes, backslashes and control characters escaped. */
-void cetctl_json_string(FILE *out, const char *s)
+static void json_string(struct wbuf *out, const char *s)
 {
 	char *clean = NULL;
 
 	if (!s) {
-		fputs_unlocked("null", out);
+		wb_puts(out, "null");
 		return;
 	}
 	if (!is_ascii(s) && cet_utf8_sanitize(s, &clean) < 0)
 		err(CETCTL_EXIT_FAILURE, "out of memory");
 	if (clean)
 		s = clean;
-	fputc_unlocked('"', out);
+	wb_putc(out, '"');
 	json_chars(out, s, strlen(s));
-	fputc_unlocked('"', out);
+	wb_putc(out, '"');
 	free(clean);
+}
+
+void cetctl_json_string(FILE *out, const char *s)
+{
+	struct wbuf *w = malloc(sizeof(*w));
+
+	if (!w)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	w->f = out;
+	w->n = 0;
+	json_string(w, s);
+	wb_flush(w);
+	free(w);
 }
 
 size_t cetctl_json_quote(char *buf, size_t size, const char *s)
@@ -572,14 +641,14 @@ void cetctl_table_error(struct cetctl_table *t, const char *file, long pid,
 	free(msg);
 }
 
-static void indent(FILE *out, int level)
+static void indent(struct wbuf *out, int level)
 {
 	static const char spaces[] = "                                                ";
 	size_t n = (size_t)level * 3;
 
 	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
-		fwrite_unlocked(spaces, 1, sizeof(spaces) - 1, out);
-	fwrite_unlocked(spaces, 1, n, out);
+		wb_write(out, spaces, sizeof(spaces) - 1);
+	wb_write(out, spaces, n);
 }
 
 /* false for "no", "0", "false" (and nothing), as libsmartcols reads them */
@@ -588,52 +657,52 @@ static bool json_truth(const char *d)
 	return *d && *d != 'n' && *d != 'N' && *d != '0' && *d != 'f' && *d != 'F';
 }
 
-static void json_value(FILE *out, int type, const char *d)
+static void json_value(struct wbuf *out, int type, const char *d)
 {
 	switch (type) {
 	case SCOLS_JSON_BOOLEAN:
-		fputs_unlocked(d && json_truth(d) ? "true" : "false", out);
+		wb_puts(out, d && json_truth(d) ? "true" : "false");
 		return;
 	case SCOLS_JSON_BOOLEAN_OPTIONAL:
-		fputs_unlocked(!d || !*d ? "null" : json_truth(d) ? "true" : "false", out);
+		wb_puts(out, !d || !*d ? "null" : json_truth(d) ? "true" : "false");
 		return;
 	case SCOLS_JSON_NUMBER:
 	case CETCTL_JSON_RAW:
-		fputs_unlocked(d && *d ? d : "null", out);
+		wb_puts(out, d && *d ? d : "null");
 		return;
 	case SCOLS_JSON_ARRAY_STRING:
 	case SCOLS_JSON_ARRAY_NUMBER:
 		if (!d) {
-			fputs_unlocked("null", out);
+			wb_puts(out, "null");
 			return;
 		}
-		fputc_unlocked('[', out);
+		wb_putc(out, '[');
 		for (const char *p = d; *p; ) {
 			size_t len = strcspn(p, "\n");
 
 			if (p != d)
-				fputs_unlocked(", ", out);
+				wb_puts(out, ", ");
 			if (type == SCOLS_JSON_ARRAY_NUMBER) {
-				fwrite_unlocked(p, 1, len, out);
+				wb_write(out, p, len);
 			} else {
-				fputc_unlocked('"', out);
+				wb_putc(out, '"');
 				json_chars(out, p, len);
-				fputc_unlocked('"', out);
+				wb_putc(out, '"');
 			}
 			p += len;
 			if (*p)
 				p++;
 		}
-		fputc_unlocked(']', out);
+		wb_putc(out, ']');
 		return;
 	default:
 		if (!d || !*d) {
-			fputs_unlocked("null", out);
+			wb_puts(out, "null");
 			return;
 		}
-		fputc_unlocked('"', out);
+		wb_putc(out, '"');
 		json_chars(out, d, strlen(d));
-		fputc_unlocked('"', out);
+		wb_putc(out, '"');
 		return;
 	}
 }
@@ -643,12 +712,12 @@ static void json_value(FILE *out, int type, const char *d)
  * without the child-only ones in a parent and only the CETCTL_JSON_CHILD
  * ones in a child; then its children, when the table nests.
  */
-static void json_line(FILE *out, struct cetctl_table *t, struct cetctl_line *ln,
+static void json_line(struct wbuf *out, struct cetctl_table *t, struct cetctl_line *ln,
 		      int level, bool child)
 {
 	bool first = true;
 
-	fputc_unlocked('{', out);
+	wb_putc(out, '{');
 	for (size_t i = 0; i < t->nids; i++) {
 		const struct cetctl_column *c = &t->cols[t->ids[i]];
 		bool dup = false;
@@ -660,74 +729,79 @@ static void json_line(FILE *out, struct cetctl_table *t, struct cetctl_line *ln,
 		if (child ? !(c->jflags & (CETCTL_JSON_CHILD | CETCTL_JSON_CHILD_ONLY)) :
 			    (c->jflags & CETCTL_JSON_CHILD_ONLY && t->children))
 			continue;
-		fputs_unlocked(first ? "\n" : ",\n", out);
+		wb_puts(out, first ? "\n" : ",\n");
 		first = false;
 		indent(out, level + 1);
-		fputc_unlocked('"', out);
+		wb_putc(out, '"');
 		for (const char *k = c->name; *k; k++)
-			fputc_unlocked(*k >= 'A' && *k <= 'Z' ? *k - 'A' + 'a' : *k, out);
-		fputs_unlocked("\": ", out);
+			wb_putc(out, *k >= 'A' && *k <= 'Z' ? *k - 'A' + 'a' : *k);
+		wb_puts(out, "\": ");
 		json_value(out, c->json_type, ln->cells[i]);
 	}
 	if (t->children && !child) {
 		bool any = false;
 
-		fputs_unlocked(first ? "\n" : ",\n", out);
+		wb_puts(out, first ? "\n" : ",\n");
 		first = false;
 		indent(out, level + 1);
-		fprintf(out, "\"%s\": [", t->children);
+		wb_printf(out, "\"%s\": [", t->children);
 		for (struct cetctl_line *cl = ln->child; cl; cl = cl->sibling) {
-			fputs_unlocked(any ? ",\n" : "\n", out);
+			wb_puts(out, any ? ",\n" : "\n");
 			any = true;
 			indent(out, level + 2);
 			json_line(out, t, cl, level + 2, true);
 		}
 		if (any) {
-			fputc_unlocked('\n', out);
+			wb_putc(out, '\n');
 			indent(out, level + 1);
 		}
-		fputc_unlocked(']', out);
+		wb_putc(out, ']');
 	}
 	if (!first) {
-		fputc_unlocked('\n', out);
+		wb_putc(out, '\n');
 		indent(out, level);
 	}
-	fputc_unlocked('}', out);
+	wb_putc(out, '}');
 }
 
-static FILE *table_out(struct cetctl_table *t)
+static struct wbuf *table_out(struct cetctl_table *t)
 {
-	FILE *out = scols_table_get_stream(t->tb);
+	FILE *f = scols_table_get_stream(t->tb);
 
-	return out ? out : stdout;
+	if (!t->wb) {
+		t->wb = malloc(sizeof(*t->wb));
+		if (!t->wb)
+			err(CETCTL_EXIT_FAILURE, "out of memory");
+		t->wb->n = 0;
+	}
+	t->wb->f = f ? f : stdout;
+	return t->wb;
 }
 
 /* The start of the document, then each top-level line once. */
-static void json_open(struct cetctl_table *t, FILE *out)
+static void json_open(struct cetctl_table *t, struct wbuf *out)
 {
 	if (t->json_open)
 		return;
 	t->json_open = true;
-	fputs_unlocked("{\n", out);
+	wb_puts(out, "{\n");
 	indent(out, 1);
-	fprintf(out, "\"%s\": [", t->name);
+	wb_printf(out, "\"%s\": [", t->name);
 }
 
-static void json_row(struct cetctl_table *t, FILE *out, struct cetctl_line *ln)
+static void json_row(struct cetctl_table *t, struct wbuf *out, struct cetctl_line *ln)
 {
-	fputs_unlocked(t->json_rows++ ? ",\n" : "\n", out);
+	wb_puts(out, t->json_rows++ ? ",\n" : "\n");
 	indent(out, 2);
 	json_line(out, t, ln, 2, false);
 }
 
 static void json_stream_line(struct cetctl_table *t, struct cetctl_line *ln)
 {
-	FILE *out = table_out(t);
+	struct wbuf *out = table_out(t);
 
-	flockfile(out);
 	json_open(t, out);
 	json_row(t, out, ln);
-	funlockfile(out);
 }
 
 /* ---- text -------------------------------------------------------------- */
@@ -747,32 +821,32 @@ static bool plain_cell(const char *s, size_t *len)
 	return true;
 }
 
-static void pad(FILE *out, size_t n)
+static void pad(struct wbuf *out, size_t n)
 {
 	static const char spaces[] = "                                                                ";
 
 	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
-		fwrite_unlocked(spaces, 1, sizeof(spaces) - 1, out);
-	fwrite_unlocked(spaces, 1, n, out);
+		wb_write(out, spaces, sizeof(spaces) - 1);
+	wb_write(out, spaces, n);
 }
 
 /* --raw: a blank is \x20, as libsmartcols writes it (the cell is plain). */
-static void raw_cell(FILE *out, const char *s)
+static void raw_cell(struct wbuf *out, const char *s)
 {
 	const char *run = s;
 
 	for (; *s; s++) {
 		if (*s != ' ')
 			continue;
-		fwrite_unlocked(run, 1, (size_t)(s - run), out);
-		fputs_unlocked("\\x20", out);
+		wb_write(out, run, (size_t)(s - run));
+		wb_puts(out, "\\x20");
 		run = s + 1;
 	}
-	fputs_unlocked(run, out);
+	wb_puts(out, run);
 }
 
 /* One row of the human table: @cells (NULL: empty), padded to @width. */
-static void text_row(struct cetctl_table *t, FILE *out, const char *const *cells,
+static void text_row(struct cetctl_table *t, struct wbuf *out, const char *const *cells,
 		     const size_t *width)
 {
 	for (size_t i = 0; i < t->nids; i++) {
@@ -784,20 +858,20 @@ static void text_row(struct cetctl_table *t, FILE *out, const char *const *cells
 		if (t->raw) {
 			raw_cell(out, d);
 			if (!last)
-				fputc_unlocked(' ', out);
+				wb_putc(out, ' ');
 			continue;
 		}
 		if (*d && right) {
 			pad(out, width[i] - len);
 			len = width[i];
 		}
-		fwrite_unlocked(d, 1, strlen(d), out);
+		wb_write(out, d, strlen(d));
 		if (last)
 			break;
 		pad(out, width[i] - len);
-		fputc_unlocked(' ', out);
+		wb_putc(out, ' ');
 	}
-	fputc_unlocked('\n', out);
+	wb_putc(out, '\n');
 }
 
 /*
@@ -812,7 +886,7 @@ static bool print_plain(struct cetctl_table *t)
 {
 	size_t width[CETCTL_MAX_COLUMNS], wmin[CETCTL_MAX_COLUMNS];
 	const char *hdr[CETCTL_MAX_COLUMNS];
-	FILE *out = table_out(t);
+	struct wbuf *out;
 
 	if (t->nchildren || !t->head || isatty(STDOUT_FILENO))
 		return false;
@@ -845,12 +919,12 @@ static bool print_plain(struct cetctl_table *t)
 		else if (hint >= 1 && width[i] < (size_t)hint && wmin[i] < (size_t)hint)
 			width[i] = (size_t)hint;
 	}
-	flockfile(out);
+	out = table_out(t);
 	if (!t->noheadings)
 		text_row(t, out, hdr, width);
 	for (struct cetctl_line *ln = t->head; ln; ln = ln->next)
 		text_row(t, out, (const char *const *)ln->cells, width);
-	funlockfile(out);
+	wb_flush(out);
 	return true;
 }
 
@@ -882,37 +956,37 @@ int cetctl_table_print(struct cetctl_table *t)
  */
 int cetctl_table_print_members(struct cetctl_table *t, const char *members)
 {
-	FILE *out = table_out(t);
+	struct wbuf *out;
 
 	if (!t->json)
 		return print_plain(t) ? 0 : print_scols(t);
-	flockfile(out);
+	out = table_out(t);
 	json_open(t, out);
 	for (struct cetctl_line *ln = t->head; ln; ln = ln->next)
 		if (!ln->parent)
 			json_row(t, out, ln);
 	if (t->json_rows) {
-		fputc_unlocked('\n', out);
+		wb_putc(out, '\n');
 		indent(out, 1);
 	}
-	fputc_unlocked(']', out);
+	wb_putc(out, ']');
 	if (cetctl_proc_root_is_recorded()) {
-		fputs_unlocked(",\n   \"proc_root\": ", out);
-		cetctl_json_string(out, cetctl_globals.proc_root);
+		wb_puts(out, ",\n   \"proc_root\": ");
+		json_string(out, cetctl_globals.proc_root);
 	}
 	if (t->with_errors) {
-		fputs_unlocked(",\n   \"errors\": [", out);
+		wb_puts(out, ",\n   \"errors\": [");
 		if (t->errs) {
 			fflush(t->errs);
-			fwrite_unlocked(t->errbuf, 1, t->errlen, out);
-			fputs_unlocked("\n   ", out);
+			wb_write(out, t->errbuf, t->errlen);
+			wb_puts(out, "\n   ");
 		}
-		fputc_unlocked(']', out);
+		wb_putc(out, ']');
 	}
 	if (members)
-		fprintf(out, ",\n   %s", members);
-	fputs_unlocked("\n}\n", out);
-	funlockfile(out);
+		wb_printf(out, ",\n   %s", members);
+	wb_puts(out, "\n}\n");
+	wb_flush(out);
 	return 0;
 }
 
@@ -928,6 +1002,7 @@ void cetctl_table_free(struct cetctl_table *t)
 	if (t->errs)
 		fclose(t->errs);
 	free(t->errbuf);
+	free(t->wb);
 	free(t);
 }
 

@@ -1246,12 +1246,20 @@ const char *elf_cet_kind_str(enum elf_cet_kind k)
 
 const char *elf_cet_arch_str(const struct elf_cet_info *info, char *buf, size_t size)
 {
-	if (info->machine == EM_X86_64)
-		snprintf(buf, size, "%s", info->elfclass == ELFCLASS32 ? "x32" : "x86-64");
-	else if (info->machine == EM_386)
-		snprintf(buf, size, "i386");
-	else
-		snprintf(buf, size, "machine-%u", info->machine);
+	/* the common names without snprintf: this is on every row of elf */
+	if (info->machine == EM_X86_64 || info->machine == EM_386) {
+		const char *n = info->machine == EM_386 ? "i386" :
+				info->elfclass == ELFCLASS32 ? "x32" : "x86-64";
+
+		size_t len = size ? strnlen(n, size - 1) : 0;
+
+		if (size) {
+			memcpy(buf, n, len);
+			buf[len] = '\0';
+		}
+		return buf;
+	}
+	snprintf(buf, size, "machine-%u", info->machine);
 	return buf;
 }
 
