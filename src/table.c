@@ -26,17 +26,20 @@ struct cetctl_line {
 	struct cetctl_line *parent;
 	struct cetctl_line *child, *last_child, *sibling;
 	struct libscols_line *sl;	/* when handed to libsmartcols */
-	size_t used;			/* of the line's arena */
+	size_t used, size;		/* of the line's arena */
 	char *cells[];			/* t->nids, NULL: no data; then the arena */
 };
 
 /*
- * Each line carries LINE_ARENA bytes after its cell pointers, where the
- * cells are copied while they fit (a row of elf is about 150 bytes): one
- * allocation per line instead of one per cell. A cell that does not fit,
- * or is set again, is allocated on its own.
+ * Each line carries an arena after its cell pointers, where the cells are
+ * copied while they fit: one allocation per line instead of one per cell.
+ * A cell that does not fit, or is set again, is allocated on its own. The
+ * arena is sized after the lines before (a row of elf is about 150 bytes),
+ * between LINE_ARENA_MIN and LINE_ARENA_MAX, so that a table of thousands
+ * of held rows does not touch twice the memory it needs.
  */
-#define LINE_ARENA	512
+#define LINE_ARENA_MIN	128
+#define LINE_ARENA_MAX	512
 
 struct wbuf;
 
@@ -46,6 +49,7 @@ struct cetctl_table {
 	int ids[CETCTL_MAX_COLUMNS];
 	size_t nids;
 	signed char pos[CETCTL_MAX_COLUMNS * 2];	/* column id -> first position, -1 */
+	char *jkey[CETCTL_MAX_COLUMNS];	/* "name": of each position, NULL for a repeat */
 	bool json, raw, noheadings, stream;
 	const char *children;	/* JSON member of nested lines */
 	const char *name;	/* JSON array */
@@ -55,6 +59,7 @@ struct cetctl_table {
 	size_t errlen, nerrs;
 	struct cetctl_line *head, *tail;
 	size_t nlines, nchildren;
+	size_t arena;		/* of the next line */
 	struct wbuf *wb;	/* output buffer, while printing or streaming */
 	bool json_open;		/* stream: the document and its array begun */
 	size_t json_rows;	/* stream: lines written */
@@ -169,6 +174,8 @@ void cetctl_columns_help(FILE *out, const struct cetctl_column *cols, size_t nco
 		fprintf(out, " %12s  %s\n", cols[i].name, cols[i].help);
 }
 
+static int position_of(const struct cetctl_table *t, int colid);
+
 struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 				      const int *ids, size_t nids,
 				      const struct cetctl_table_opts *opts)
@@ -197,6 +204,7 @@ struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 	t->with_errors = opts->json_errors;
 	memcpy(t->ids, ids, nids * sizeof(ids[0]));
 	memset(t->pos, -1, sizeof(t->pos));
+	t->arena = LINE_ARENA_MIN;
 	for (i = nids; i-- > 0; )
 		if (ids[i] >= 0 && (size_t)ids[i] < sizeof(t->pos))
 			t->pos[ids[i]] = (signed char)i;
@@ -219,6 +227,22 @@ struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 		}
 		if (opts->json && c->json_type != CETCTL_JSON_RAW)
 			scols_column_set_json_type(cl, c->json_type);
+		/* the JSON member name, lower case, once per column */
+		if (opts->json && position_of(t, ids[i]) == (int)i) {
+			size_t len = strlen(c->name);
+			char *k = malloc(len + 5);
+
+			if (!k) {
+				cetctl_table_free(t);
+				return NULL;
+			}
+			k[0] = '"';
+			for (size_t j = 0; j < len; j++)
+				k[j + 1] = c->name[j] >= 'A' && c->name[j] <= 'Z' ?
+					   (char)(c->name[j] - 'A' + 'a') : c->name[j];
+			memcpy(k + len + 1, "\": ", 4);
+			t->jkey[i] = k;
+		}
 	}
 	return t;
 }
@@ -232,7 +256,7 @@ static bool in_arena(const struct cetctl_table *t, struct cetctl_line *ln, const
 {
 	const char *a = line_arena(t, ln);
 
-	return p >= a && p < a + LINE_ARENA;
+	return p >= a && p < a + ln->size;
 }
 
 static void line_free(struct cetctl_table *t, struct cetctl_line *ln)
@@ -249,16 +273,19 @@ struct cetctl_line *cetctl_table_new_line(struct cetctl_table *t, struct cetctl_
 {
 	struct cetctl_line *ln;
 
+	if (t->tail && t->tail->used + 64 > t->arena)
+		t->arena = t->tail->used + 64 < LINE_ARENA_MAX ? t->tail->used + 64 : LINE_ARENA_MAX;
 	/* streaming: the line before is complete, write it and let it go */
 	if (t->stream && t->head) {
 		json_stream_line(t, t->head);
 		line_free(t, t->head);
 		t->head = t->tail = NULL;
 	}
-	ln = malloc(sizeof(*ln) + t->nids * sizeof(ln->cells[0]) + LINE_ARENA);
+	ln = malloc(sizeof(*ln) + t->nids * sizeof(ln->cells[0]) + t->arena);
 	if (!ln)
 		return NULL;
 	memset(ln, 0, sizeof(*ln) + t->nids * sizeof(ln->cells[0]));
+	ln->size = t->arena;
 	if (t->tail)
 		t->tail->next = ln;
 	else
@@ -305,7 +332,7 @@ static int store(struct cetctl_table *t, struct cetctl_line *ln, int pos, int co
 
 		if (t->ids[i] != colid)
 			continue;
-		if (!ln->cells[i] && len <= LINE_ARENA - ln->used) {
+		if (!ln->cells[i] && len <= ln->size - ln->used) {
 			d = line_arena(t, ln) + ln->used;
 			ln->used += len;
 		} else {
@@ -720,11 +747,8 @@ static void json_line(struct wbuf *out, struct cetctl_table *t, struct cetctl_li
 	wb_putc(out, '{');
 	for (size_t i = 0; i < t->nids; i++) {
 		const struct cetctl_column *c = &t->cols[t->ids[i]];
-		bool dup = false;
 
-		for (size_t j = 0; j < i; j++)
-			dup |= t->ids[j] == t->ids[i];
-		if (dup)
+		if (!t->jkey[i])	/* a column selected twice: one member */
 			continue;
 		if (child ? !(c->jflags & (CETCTL_JSON_CHILD | CETCTL_JSON_CHILD_ONLY)) :
 			    (c->jflags & CETCTL_JSON_CHILD_ONLY && t->children))
@@ -732,10 +756,7 @@ static void json_line(struct wbuf *out, struct cetctl_table *t, struct cetctl_li
 		wb_puts(out, first ? "\n" : ",\n");
 		first = false;
 		indent(out, level + 1);
-		wb_putc(out, '"');
-		for (const char *k = c->name; *k; k++)
-			wb_putc(out, *k >= 'A' && *k <= 'Z' ? *k - 'A' + 'a' : *k);
-		wb_puts(out, "\": ");
+		wb_puts(out, t->jkey[i]);
 		json_value(out, c->json_type, ln->cells[i]);
 	}
 	if (t->children && !child) {
@@ -1003,6 +1024,8 @@ void cetctl_table_free(struct cetctl_table *t)
 		fclose(t->errs);
 	free(t->errbuf);
 	free(t->wb);
+	for (size_t i = 0; i < t->nids; i++)
+		free(t->jkey[i]);
 	free(t);
 }
 
