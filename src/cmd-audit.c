@@ -323,7 +323,7 @@ static const char *line_words(const struct cet_feature_line *fl, bool json, char
 	return cet_feature_line_str(fl, buf, size);
 }
 
-static void set_bool(struct cetctl_table *t, struct libscols_line *ln, int col,
+static void set_bool(struct cetctl_table *t, struct cetctl_line *ln, int col,
 		     const struct cet_feature_line *fl, unsigned int bit)
 {
 	if (fl->present)
@@ -333,7 +333,7 @@ static void set_bool(struct cetctl_table *t, struct libscols_line *ln, int col,
 static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json,
 		    const char *root)
 {
-	struct libscols_line *ln = cetctl_table_new_line(t, NULL);
+	struct cetctl_line *ln = cetctl_table_new_line(t, NULL);
 	char buf[512];
 	unsigned long size = 0;
 	size_t i;

@@ -259,31 +259,27 @@ static const char *loader_str(const struct elf_cet_info *in, char *buf, size_t s
  * the loader takes: "ibt", "shstk"], "reason": why it ignores the note or
  * null}; NULL (null) where the loader has nothing to say.
  */
-static char *loader_json(const struct elf_cet_info *in)
+static void loader_json(const struct elf_cet_info *in, char *buf, size_t size)
 {
 	uint32_t f = in->loader_feature_1_and;
-	const char *feat[2];
-	size_t nf = 0, len = 0;
-	char why[128], *buf = NULL;
-	const char *reason = loader_reason(in, why, sizeof(why));
-	FILE *m;
+	char why[128], reason[288];
+	const char *r = loader_reason(in, why, sizeof(why));
+	bool ibt = !r && (f & CET_X86_FEATURE_1_IBT), shstk = !r && (f & CET_X86_FEATURE_1_SHSTK);
+	char *p = buf;
 
-	if (!in->x86 || (in->kind == ELF_KIND_REL && !reason))
-		return NULL;
-	if (!reason && (f & CET_X86_FEATURE_1_IBT))
-		feat[nf++] = "ibt";
-	if (!reason && (f & CET_X86_FEATURE_1_SHSTK))
-		feat[nf++] = "shstk";
-	m = open_memstream(&buf, &len);
-	if (!m)
-		err(CETCTL_EXIT_FAILURE, "out of memory");
-	fprintf(m, "{\"status\": \"%s\", \"features\": ", reason ? "ignored" : "used");
-	cetctl_json_string_list(m, feat, nf);
-	fputs(", \"reason\": ", m);
-	cetctl_json_string(m, reason);
-	fputc('}', m);
-	fclose(m);
-	return buf;
+	buf[0] = '\0';		/* null */
+	if (!in->x86 || (in->kind == ELF_KIND_REL && !r))
+		return;
+	cetctl_json_quote(reason, sizeof(reason), r);
+	/* stpcpy, not snprintf: this is on every row; 512 bytes hold the longest */
+	if (size < 80 + sizeof(reason))
+		return;
+	p = stpcpy(p, r ? "{\"status\": \"ignored\", \"features\": [" :
+			  "{\"status\": \"used\", \"features\": [");
+	p = stpcpy(p, ibt && shstk ? "\"ibt\",\"shstk\"" : ibt ? "\"ibt\"" : shstk ? "\"shstk\"" : "");
+	p = stpcpy(p, "], \"reason\": ");
+	p = stpcpy(p, reason);
+	stpcpy(p, "}");
 }
 
 /* The KERNEL verdict for @in under ctl->policy (elf_kernel_judge()). */
@@ -338,12 +334,11 @@ static const char *kernel_str(enum elf_kernel_verdict v, int kerr,
  * error execve() fails with ("fails" only, else null), "reason": "policy
  * allow", "not a program", "no policy", "i386", "x32" or null}.
  */
-static char *kernel_json(enum elf_kernel_verdict v, int kerr, const struct elf_cet_info *in)
+static void kernel_json(enum elf_kernel_verdict v, int kerr, const struct elf_cet_info *in,
+			char *buf, size_t size)
 {
 	const char *verdict = "allows", *errname = NULL, *reason = NULL;
-	size_t len = 0;
-	char *buf = NULL;
-	FILE *m;
+	char e[64], r[64], *p;
 
 	switch (v) {
 	case ELF_KERNEL_NA:
@@ -371,16 +366,18 @@ static char *kernel_json(enum elf_kernel_verdict v, int kerr, const struct elf_c
 		reason = in->machine == EM_386 ? "i386" : "x32";
 		break;
 	}
-	m = open_memstream(&buf, &len);
-	if (!m)
-		err(CETCTL_EXIT_FAILURE, "out of memory");
-	fprintf(m, "{\"verdict\": \"%s\", \"errno\": ", verdict);
-	cetctl_json_string(m, errname);
-	fputs(", \"reason\": ", m);
-	cetctl_json_string(m, reason);
-	fputc('}', m);
-	fclose(m);
-	return buf;
+	cetctl_json_quote(e, sizeof(e), errname);
+	cetctl_json_quote(r, sizeof(r), reason);
+	/* stpcpy, not snprintf: this is on every row */
+	if (size < 64 + sizeof(e) + sizeof(r))
+		return;
+	p = stpcpy(buf, "{\"verdict\": \"");
+	p = stpcpy(p, verdict);
+	p = stpcpy(p, "\", \"errno\": ");
+	p = stpcpy(p, e);
+	p = stpcpy(p, ", \"reason\": ");
+	p = stpcpy(p, r);
+	stpcpy(p, "}");
 }
 
 static const char *base_name(const char *p)
@@ -391,7 +388,7 @@ static const char *base_name(const char *p)
 }
 
 /* Set a cell; "-" (nothing to show) is null in JSON, not a string. */
-static void set_cell(struct elf_ctl *ctl, struct libscols_line *ln, int col, const char *v)
+static void set_cell(struct elf_ctl *ctl, struct cetctl_line *ln, int col, const char *v)
 {
 	if (ctl->json && v && strcmp(v, "-") == 0)
 		v = NULL;
@@ -399,7 +396,7 @@ static void set_cell(struct elf_ctl *ctl, struct libscols_line *ln, int col, con
 }
 
 /* A comma-separated list cell; "-" is null in JSON. */
-static void set_list(struct elf_ctl *ctl, struct libscols_line *ln, int col, const char *v)
+static void set_list(struct elf_ctl *ctl, struct cetctl_line *ln, int col, const char *v)
 {
 	if (ctl->json && strcmp(v, "-") == 0)
 		v = NULL;
@@ -502,7 +499,7 @@ static char *closure_json(const char *path, const struct elf_closure *c, uint32_
 }
 
 /* Set DEPS and DEPS_IBT: the text verdicts in a table, objects in JSON. */
-static void set_closure(struct elf_ctl *ctl, struct libscols_line *ln, const char *path,
+static void set_closure(struct elf_ctl *ctl, struct cetctl_line *ln, const char *path,
 			const struct elf_closure *c, const char *unknown)
 {
 	static const struct { int col; uint32_t bit; } cells[] = {
@@ -533,7 +530,7 @@ static void set_closure(struct elf_ctl *ctl, struct libscols_line *ln, const cha
 	}
 }
 
-static int add_deps(struct elf_ctl *ctl, struct libscols_line *ln, const char *path,
+static int add_deps(struct elf_ctl *ctl, struct cetctl_line *ln, const char *path,
 		    const struct elf_cet_info *in)
 {
 	struct elf_closure c;
@@ -587,11 +584,11 @@ static int add_deps(struct elf_ctl *ctl, struct libscols_line *ln, const char *p
 
 static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_info *in)
 {
-	struct libscols_line *ln = cetctl_table_new_line(ctl->tb, NULL);
+	struct cetctl_line *ln = cetctl_table_new_line(ctl->tb, NULL);
 	const struct elf_prop_note *n = &in->note;
 	bool have_f1 = n->present & ELF_PROP_HAVE_FEATURE_1_AND;
 	enum elf_kernel_verdict kv;
-	char buf[256];
+	char buf[512];
 	int kerr;
 
 	if (!ln)
@@ -641,19 +638,15 @@ static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_
 		 elf_feature_2_str(n->feature_2_used, buf, sizeof(buf)) : "-");
 	set_cell(ctl, ln, COL_NOTE, elf_note_source_str(in->source));
 	if (ctl->json) {
-		char *lj = loader_json(in);
-
-		cetctl_table_set_json(ctl->tb, ln, COL_LOADER, lj);
-		free(lj);
+		loader_json(in, buf, sizeof(buf));
+		cetctl_table_set_json(ctl->tb, ln, COL_LOADER, buf[0] ? buf : NULL);
 	} else if (in->kind == ELF_KIND_REL && !(n->found && n->problem != ELF_PROP_OK))
 		set_cell(ctl, ln, COL_LOADER, "-");
 	else
 		set_cell(ctl, ln, COL_LOADER, loader_str(in, buf, sizeof(buf)));
 	if (ctl->json) {
-		char *kj = kernel_json(kv, kerr, in);
-
-		cetctl_table_set_json(ctl->tb, ln, COL_KERNEL, kj);
-		free(kj);
+		kernel_json(kv, kerr, in, buf, sizeof(buf));
+		cetctl_table_set_json(ctl->tb, ln, COL_KERNEL, buf);
 	} else {
 		set_cell(ctl, ln, COL_KERNEL, kernel_str(kv, kerr, in));
 	}
@@ -1002,6 +995,7 @@ int cmd_elf(int argc, char **argv)
 	running_policy(&ctl);
 	ctl.json = oa.topts.json;
 	ctl.raw = oa.topts.raw;
+	oa.topts.stream = true;	/* add_row() completes a line before the next */
 	ctl.tb = cetctl_table_new(elf_columns, ids, nids, &oa.topts);
 	if (!ctl.tb)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");

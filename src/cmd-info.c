@@ -60,7 +60,7 @@ static void row(struct cetctl_table *t, const char *name, const char *value, con
 
 static void row(struct cetctl_table *t, const char *name, const char *value, const char *fmt, ...)
 {
-	struct libscols_line *ln = cetctl_table_new_line(t, NULL);
+	struct cetctl_line *ln = cetctl_table_new_line(t, NULL);
 	va_list ap;
 	char *detail = NULL;
 

@@ -104,7 +104,7 @@ static const char *line_words(const struct cet_feature_line *fl, bool json, char
 	return cet_feature_line_str(fl, buf, size);
 }
 
-static void set_bool(struct cetctl_table *t, struct libscols_line *ln, int col,
+static void set_bool(struct cetctl_table *t, struct cetctl_line *ln, int col,
 		     const struct cet_feature_line *fl, unsigned int bit)
 {
 	if (fl->present)
@@ -117,7 +117,7 @@ static void set_bool(struct cetctl_table *t, struct libscols_line *ln, int col,
  * kernel no such regset; "?" (null) when it cannot be read: returns that
  * -errno for the caller's one warning per process, else 0.
  */
-static int set_ssp(struct status_ctl *ctl, struct libscols_line *ln, pid_t tid)
+static int set_ssp(struct status_ctl *ctl, struct cetctl_line *ln, pid_t tid)
 {
 	unsigned long ssp = 0;
 	int r;
@@ -141,7 +141,7 @@ static void status_error(struct status_ctl *ctl, pid_t pid, int errnum, const ch
 static bool fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 {
 	struct cetctl_table *t = ctl->t;
-	struct libscols_line *ln = cetctl_table_new_line(t, NULL);
+	struct cetctl_line *ln = cetctl_table_new_line(t, NULL);
 	char buf[512], user[64];
 	char *list = NULL;
 	size_t len = 0, i;
@@ -214,7 +214,7 @@ static bool fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 	if (pc->nthreads > 1 || ctl->json) {
 		for (i = 0; i < pc->nthreads; i++) {
 			const struct thread_cet *th = &pc->threads[i];
-			struct libscols_line *tl = cetctl_table_new_line(t, ln);
+			struct cetctl_line *tl = cetctl_table_new_line(t, ln);
 
 			if (!tl)
 				err(CETCTL_EXIT_FAILURE, "failed to allocate output line");

@@ -14,17 +14,57 @@
 #include "table.h"
 #include "util.h"
 
+/*
+ * The rows are ours, not libsmartcols' lines: a line is an array of cell
+ * strings. libsmartcols lays out only what needs its layout: a terminal
+ * (widths, truncation), the tree of child lines as text, and cells that
+ * are not printable ASCII (its encoding and width rules); everything else,
+ * JSON included, is written here. With opts->stream and JSON without
+ * nesting, each line is written as soon as the next one starts and then
+ * freed, so the rows are never all held.
+ */
+struct cetctl_line {
+	struct cetctl_line *next;	/* every line, in creation order */
+	struct cetctl_line *parent;
+	struct cetctl_line *child, *last_child, *sibling;
+	struct libscols_line *sl;	/* when handed to libsmartcols */
+	size_t used, size;		/* of the line's arena */
+	char *cells[];			/* t->nids, NULL: no data; then the arena */
+};
+
+/*
+ * Each line carries an arena after its cell pointers, where the cells are
+ * copied while they fit: one allocation per line instead of one per cell.
+ * A cell that does not fit, or is set again, is allocated on its own. The
+ * arena is sized after the lines before (a row of elf is about 150 bytes),
+ * between LINE_ARENA_MIN and LINE_ARENA_MAX, so that a table of thousands
+ * of held rows does not touch twice the memory it needs.
+ */
+#define LINE_ARENA_MIN	128
+#define LINE_ARENA_MAX	512
+
+struct wbuf;
+
 struct cetctl_table {
-	struct libscols_table *tb;
+	struct libscols_table *tb;	/* columns and options; lines only to print */
 	const struct cetctl_column *cols;
 	int ids[CETCTL_MAX_COLUMNS];
 	size_t nids;
-	bool json;
+	signed char pos[CETCTL_MAX_COLUMNS * 2];	/* column id -> first position, -1 */
+	char *jkey[CETCTL_MAX_COLUMNS];	/* "name": of each position, NULL for a repeat */
+	bool json, raw, noheadings, stream;
 	const char *children;	/* JSON member of nested lines */
+	const char *name;	/* JSON array */
 	bool with_errors;
 	FILE *errs;		/* JSON error objects, comma separated */
 	char *errbuf;
 	size_t errlen, nerrs;
+	struct cetctl_line *head, *tail;
+	size_t nlines, nchildren;
+	size_t arena;		/* of the next line */
+	struct wbuf *wb;	/* output buffer, while printing or streaming */
+	bool json_open;		/* stream: the document and its array begun */
+	size_t json_rows;	/* stream: lines written */
 };
 
 static int column_by_name(const struct cetctl_column *cols, size_t ncols,
@@ -136,6 +176,8 @@ void cetctl_columns_help(FILE *out, const struct cetctl_column *cols, size_t nco
 		fprintf(out, " %12s  %s\n", cols[i].name, cols[i].help);
 }
 
+static int position_of(const struct cetctl_table *t, int colid);
+
 struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 				      const int *ids, size_t nids,
 				      const struct cetctl_table_opts *opts)
@@ -156,9 +198,18 @@ struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 	t->cols = cols;
 	t->nids = nids;
 	t->json = opts->json;
+	t->raw = opts->raw;
+	t->noheadings = opts->noheadings;
 	t->children = opts->json_children;
+	t->stream = opts->stream && opts->json && !opts->json_children;
+	t->name = opts->json_name ? opts->json_name : "rows";
 	t->with_errors = opts->json_errors;
 	memcpy(t->ids, ids, nids * sizeof(ids[0]));
+	memset(t->pos, -1, sizeof(t->pos));
+	t->arena = LINE_ARENA_MIN;
+	for (i = nids; i-- > 0; )
+		if (ids[i] >= 0 && (size_t)ids[i] < sizeof(t->pos))
+			t->pos[ids[i]] = (signed char)i;
 
 	scols_table_enable_json(t->tb, opts->json);
 	scols_table_enable_raw(t->tb, opts->raw);
@@ -179,20 +230,89 @@ struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 		}
 		if (opts->json && c->json_type != CETCTL_JSON_RAW)
 			scols_column_set_json_type(cl, c->json_type);
+		/* the JSON member name, lower case, once per column */
+		if (opts->json && position_of(t, ids[i]) == (int)i) {
+			size_t len = strlen(c->name);
+			char *k = malloc(len + 5);
+
+			if (!k) {
+				cetctl_table_free(t);
+				return NULL;
+			}
+			k[0] = '"';
+			for (size_t j = 0; j < len; j++)
+				k[j + 1] = c->name[j] >= 'A' && c->name[j] <= 'Z' ?
+					   (char)(c->name[j] - 'A' + 'a') : c->name[j];
+			memcpy(k + len + 1, "\": ", 4);
+			t->jkey[i] = k;
+		}
 	}
 	return t;
 }
 
-struct libscols_line *cetctl_table_new_line(struct cetctl_table *t,
-					    struct libscols_line *parent)
+static char *line_arena(const struct cetctl_table *t, struct cetctl_line *ln)
 {
-	return scols_table_new_line(t->tb, parent);
+	return (char *)&ln->cells[t->nids];
+}
+
+static bool in_arena(const struct cetctl_table *t, struct cetctl_line *ln, const char *p)
+{
+	const char *a = line_arena(t, ln);
+
+	return p >= a && p < a + ln->size;
+}
+
+static void line_free(struct cetctl_table *t, struct cetctl_line *ln)
+{
+	for (size_t i = 0; i < t->nids; i++)
+		if (!in_arena(t, ln, ln->cells[i]))
+			free(ln->cells[i]);
+	free(ln);
+}
+
+static void json_stream_line(struct cetctl_table *t, struct cetctl_line *ln);
+
+struct cetctl_line *cetctl_table_new_line(struct cetctl_table *t, struct cetctl_line *parent)
+{
+	struct cetctl_line *ln;
+
+	if (t->tail && t->tail->used + 64 > t->arena)
+		t->arena = t->tail->used + 64 < LINE_ARENA_MAX ? t->tail->used + 64 : LINE_ARENA_MAX;
+	/* streaming: the line before is complete, write it and let it go */
+	if (t->stream && t->head) {
+		json_stream_line(t, t->head);
+		line_free(t, t->head);
+		t->head = t->tail = NULL;
+	}
+	ln = malloc(sizeof(*ln) + t->nids * sizeof(ln->cells[0]) + t->arena);
+	if (!ln)
+		return NULL;
+	memset(ln, 0, sizeof(*ln) + t->nids * sizeof(ln->cells[0]));
+	ln->size = t->arena;
+	if (t->tail)
+		t->tail->next = ln;
+	else
+		t->head = ln;
+	t->tail = ln;
+	t->nlines++;
+	if (parent) {
+		ln->parent = parent;
+		if (parent->last_child)
+			parent->last_child->sibling = ln;
+		else
+			parent->child = ln;
+		parent->last_child = ln;
+		t->nchildren++;
+	}
+	return ln;
 }
 
 static int position_of(const struct cetctl_table *t, int colid)
 {
 	size_t i;
 
+	if (colid >= 0 && (size_t)colid < sizeof(t->pos))
+		return t->pos[colid];
 	for (i = 0; i < t->nids; i++)
 		if (t->ids[i] == colid)
 			return (int)i;
@@ -204,7 +324,42 @@ bool cetctl_table_has(const struct cetctl_table *t, int colid)
 	return position_of(t, colid) >= 0;
 }
 
-int cetctl_table_set(struct cetctl_table *t, struct libscols_line *ln,
+/* Store @data in every copy of column @colid (the same column may be selected twice). */
+static int store(struct cetctl_table *t, struct cetctl_line *ln, int pos, int colid,
+		 const char *data)
+{
+	size_t len = strlen(data) + 1;
+
+	for (size_t i = (size_t)pos; i < t->nids; i++) {
+		char *d;
+
+		if (t->ids[i] != colid)
+			continue;
+		if (!ln->cells[i] && len <= ln->size - ln->used) {
+			d = line_arena(t, ln) + ln->used;
+			ln->used += len;
+		} else {
+			d = malloc(len);
+			if (!d)
+				return -ENOMEM;
+		}
+		memcpy(d, data, len);
+		if (!in_arena(t, ln, ln->cells[i]))
+			free(ln->cells[i]);
+		ln->cells[i] = d;
+	}
+	return 0;
+}
+
+static bool is_ascii(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s >= 0x80)
+			return false;
+	return true;
+}
+
+int cetctl_table_set(struct cetctl_table *t, struct cetctl_line *ln,
 		     int colid, const char *data)
 {
 	int pos = position_of(t, colid), rc = 0;
@@ -213,47 +368,46 @@ int cetctl_table_set(struct cetctl_table *t, struct libscols_line *ln,
 	if (pos < 0 || !data)
 		return 0;
 	/*
-	 * libsmartcols copies bytes >= 0x80 into JSON as they are: make the
+	 * The JSON writer copies bytes >= 0x80 as they are: make the
 	 * document valid UTF-8 whatever the name (the tables escape by
 	 * themselves, following the locale).
 	 */
-	if (t->json) {
+	if (t->json && !is_ascii(data)) {
 		rc = cet_utf8_sanitize(data, &clean);
 		if (rc < 0)
 			return rc;
 		if (clean)
 			data = clean;
-		rc = 0;
 	}
-	/* The same column may be selected twice: fill every copy. */
-	for (size_t i = (size_t)pos; i < t->nids; i++) {
-		if (t->ids[i] != colid)
-			continue;
-		if (scols_line_set_data(ln, i, data) != 0) {
-			rc = -ENOMEM;
-			break;
-		}
-	}
+	rc = store(t, ln, pos, colid, data);
 	free(clean);
 	return rc;
 }
 
-int cetctl_table_setf(struct cetctl_table *t, struct libscols_line *ln,
+int cetctl_table_setf(struct cetctl_table *t, struct cetctl_line *ln,
 		      int colid, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
+	char buf[128], *s = buf;
 	int rc;
 
 	if (position_of(t, colid) < 0)
 		return 0;
 	va_start(ap, fmt);
-	rc = vasprintf(&s, fmt, ap);
+	rc = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	if (rc < 0)
-		return -ENOMEM;
+		return -EINVAL;
+	if ((size_t)rc >= sizeof(buf)) {
+		va_start(ap, fmt);
+		rc = vasprintf(&s, fmt, ap);
+		va_end(ap);
+		if (rc < 0)
+			return -ENOMEM;
+	}
 	rc = cetctl_table_set(t, ln, colid, s);
-	free(s);
+	if (s != buf)
+		free(s);
 	return rc;
 }
 
@@ -267,20 +421,17 @@ bool cetctl_table_json(const struct cetctl_table *t)
 	return t->json;
 }
 
-int cetctl_table_set_json(struct cetctl_table *t, struct libscols_line *ln,
+int cetctl_table_set_json(struct cetctl_table *t, struct cetctl_line *ln,
 			  int colid, const char *json)
 {
 	int pos = position_of(t, colid);
 
 	if (pos < 0 || !json)
 		return 0;
-	for (size_t i = (size_t)pos; i < t->nids; i++)
-		if (t->ids[i] == colid && scols_line_set_data(ln, i, json) != 0)
-			return -ENOMEM;
-	return 0;
+	return store(t, ln, pos, colid, json);
 }
 
-int cetctl_table_set_ss_vmas_json(struct cetctl_table *t, struct libscols_line *ln,
+int cetctl_table_set_ss_vmas_json(struct cetctl_table *t, struct cetctl_line *ln,
 				  int colid, const struct shstk_vmas *vmas)
 {
 	char *arr;
@@ -293,11 +444,11 @@ int cetctl_table_set_ss_vmas_json(struct cetctl_table *t, struct libscols_line *
 	return rc;
 }
 
-int cetctl_table_set_list(struct cetctl_table *t, struct libscols_line *ln,
+int cetctl_table_set_list(struct cetctl_table *t, struct cetctl_line *ln,
 			  int colid, const char *text, const char *seps,
 			  const char *empty_word)
 {
-	char *list, *w;
+	char *list;
 	size_t n = 0;
 	int rc;
 
@@ -322,38 +473,158 @@ int cetctl_table_set_list(struct cetctl_table *t, struct libscols_line *ln,
 		p += strspn(p, seps);
 	}
 	list[n] = '\0';
-	w = list;
-	rc = cetctl_table_set(t, ln, colid, w);
+	rc = cetctl_table_set(t, ln, colid, list);
 	free(list);
 	return rc;
 }
 
+/*
+ * Output goes through a buffer of our own, written with one fwrite when it
+ * fills and when a table is printed: cheaper than stdio's call per piece.
+ */
+struct wbuf {
+	FILE *f;
+	size_t n;
+	char b[32768];
+};
+
+static void wb_flush(struct wbuf *w)
+{
+	if (w->n)
+		fwrite(w->b, 1, w->n, w->f);
+	w->n = 0;
+}
+
+static inline void wb_write(struct wbuf *w, const char *p, size_t n)
+{
+	if (n > sizeof(w->b) - w->n) {
+		wb_flush(w);
+		if (n > sizeof(w->b)) {
+			fwrite(p, 1, n, w->f);
+			return;
+		}
+	}
+	memcpy(w->b + w->n, p, n);
+	w->n += n;
+}
+
+static inline void wb_puts(struct wbuf *w, const char *s)
+{
+	wb_write(w, s, strlen(s));
+}
+
+static inline void wb_putc(struct wbuf *w, char c)
+{
+	if (w->n == sizeof(w->b))
+		wb_flush(w);
+	w->b[w->n++] = c;
+}
+
+static void wb_printf(struct wbuf *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void wb_printf(struct wbuf *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	wb_flush(w);
+	va_start(ap, fmt);
+	vfprintf(w->f, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * @len bytes of @s as the inside of a JSON string: quotes, backslashes and
+ * control characters escaped, the runs between them written whole.
+ */
+static void json_chars(struct wbuf *out, const char *s, size_t len)
+{
+	const char *run = s, *end = s + len;
+
+	for (; s < end; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c != '"' && c != '\\' && c >= 0x20 && c != 0x7f)
+			continue;
+		wb_write(out, run, (size_t)(s - run));
+		if (c == '"' || c == '\\') {
+			wb_putc(out, '\\');
+			wb_putc(out, (int)c);
+		} else {
+			wb_printf(out, "\\u%04x", c);
+		}
+		run = s + 1;
+	}
+	wb_write(out, run, (size_t)(end - run));
+}
+
 /* @s as a JSON string: quotes, backslashes and control characters escaped. */
-void cetctl_json_string(FILE *out, const char *s)
+static void json_string(struct wbuf *out, const char *s)
 {
 	char *clean = NULL;
 
 	if (!s) {
-		fputs("null", out);
+		wb_puts(out, "null");
 		return;
 	}
-	if (cet_utf8_sanitize(s, &clean) < 0)
+	if (!is_ascii(s) && cet_utf8_sanitize(s, &clean) < 0)
 		err(CETCTL_EXIT_FAILURE, "out of memory");
 	if (clean)
 		s = clean;
-	fputc('"', out);
+	wb_putc(out, '"');
+	json_chars(out, s, strlen(s));
+	wb_putc(out, '"');
+	free(clean);
+}
+
+void cetctl_json_string(FILE *out, const char *s)
+{
+	struct wbuf *w = malloc(sizeof(*w));
+
+	if (!w)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	w->f = out;
+	w->n = 0;
+	json_string(w, s);
+	wb_flush(w);
+	free(w);
+}
+
+size_t cetctl_json_quote(char *buf, size_t size, const char *s)
+{
+	char *clean = NULL;
+	size_t n = 0;
+
+	if (!s) {
+		snprintf(buf, size, "null");
+		return 4;
+	}
+	if (!is_ascii(s) && cet_utf8_sanitize(s, &clean) < 0)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	if (clean)
+		s = clean;
+#define PUT(c) do { if (n + 1 < size) buf[n] = (c); n++; } while (0)
+	PUT('"');
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
+		if (c == '"' || c == '\\') {
+			PUT('\\');
+			PUT((char)c);
+		} else if (c < 0x20 || c == 0x7f) {
+			char u[8];
+
+			snprintf(u, sizeof(u), "\\u%04x", c);
+			for (char *p = u; *p; p++)
+				PUT(*p);
+		} else {
+			PUT((char)c);
+		}
 	}
-	fputc('"', out);
+	PUT('"');
+#undef PUT
+	if (size)
+		buf[n < size ? n : size - 1] = '\0';
 	free(clean);
+	return n;
 }
 
 void cetctl_json_string_list(FILE *out, const char *const *v, size_t n)
@@ -400,9 +671,14 @@ void cetctl_table_error(struct cetctl_table *t, const char *file, long pid,
 	free(msg);
 }
 
-static void indent(FILE *out, int level)
+static void indent(struct wbuf *out, int level)
 {
-	fprintf(out, "%*s", level * 3, "");
+	static const char spaces[] = "                                                ";
+	size_t n = (size_t)level * 3;
+
+	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
+		wb_write(out, spaces, sizeof(spaces) - 1);
+	wb_write(out, spaces, n);
 }
 
 /* false for "no", "0", "false" (and nothing), as libsmartcols reads them */
@@ -411,49 +687,52 @@ static bool json_truth(const char *d)
 	return *d && *d != 'n' && *d != 'N' && *d != '0' && *d != 'f' && *d != 'F';
 }
 
-static void json_value(FILE *out, int type, const char *d)
+static void json_value(struct wbuf *out, int type, const char *d)
 {
 	switch (type) {
 	case SCOLS_JSON_BOOLEAN:
-		fputs(d && json_truth(d) ? "true" : "false", out);
+		wb_puts(out, d && json_truth(d) ? "true" : "false");
 		return;
 	case SCOLS_JSON_BOOLEAN_OPTIONAL:
-		fputs(!d || !*d ? "null" : json_truth(d) ? "true" : "false", out);
+		wb_puts(out, !d || !*d ? "null" : json_truth(d) ? "true" : "false");
 		return;
 	case SCOLS_JSON_NUMBER:
-		fputs(d && *d ? d : "null", out);
-		return;
 	case CETCTL_JSON_RAW:
-		fputs(d && *d ? d : "null", out);
+		wb_puts(out, d && *d ? d : "null");
 		return;
 	case SCOLS_JSON_ARRAY_STRING:
 	case SCOLS_JSON_ARRAY_NUMBER:
 		if (!d) {
-			fputs("null", out);
+			wb_puts(out, "null");
 			return;
 		}
-		fputc('[', out);
+		wb_putc(out, '[');
 		for (const char *p = d; *p; ) {
 			size_t len = strcspn(p, "\n");
-			char *item = strndup(p, len);
 
-			if (!item)
-				err(CETCTL_EXIT_FAILURE, "out of memory");
 			if (p != d)
-				fputs(", ", out);
-			if (type == SCOLS_JSON_ARRAY_NUMBER)
-				fputs(item, out);
-			else
-				cetctl_json_string(out, item);
-			free(item);
+				wb_puts(out, ", ");
+			if (type == SCOLS_JSON_ARRAY_NUMBER) {
+				wb_write(out, p, len);
+			} else {
+				wb_putc(out, '"');
+				json_chars(out, p, len);
+				wb_putc(out, '"');
+			}
 			p += len;
 			if (*p)
 				p++;
 		}
-		fputc(']', out);
+		wb_putc(out, ']');
 		return;
 	default:
-		cetctl_json_string(out, d && *d ? d : NULL);
+		if (!d || !*d) {
+			wb_puts(out, "null");
+			return;
+		}
+		wb_putc(out, '"');
+		json_chars(out, d, strlen(d));
+		wb_putc(out, '"');
 		return;
 	}
 }
@@ -463,63 +742,233 @@ static void json_value(FILE *out, int type, const char *d)
  * without the child-only ones in a parent and only the CETCTL_JSON_CHILD
  * ones in a child; then its children, when the table nests.
  */
-static void json_line(FILE *out, struct cetctl_table *t, struct libscols_line *ln,
+static void json_line(struct wbuf *out, struct cetctl_table *t, struct cetctl_line *ln,
 		      int level, bool child)
 {
 	bool first = true;
 
-	fputs("{", out);
+	wb_putc(out, '{');
 	for (size_t i = 0; i < t->nids; i++) {
 		const struct cetctl_column *c = &t->cols[t->ids[i]];
-		struct libscols_cell *ce;
-		bool dup = false;
 
-		for (size_t j = 0; j < i; j++)
-			dup |= t->ids[j] == t->ids[i];
-		if (dup)
+		if (!t->jkey[i])	/* a column selected twice: one member */
 			continue;
 		if (child ? !(c->jflags & (CETCTL_JSON_CHILD | CETCTL_JSON_CHILD_ONLY)) :
 			    (c->jflags & CETCTL_JSON_CHILD_ONLY && t->children))
 			continue;
-		ce = scols_line_get_cell(ln, i);
-		fputs(first ? "\n" : ",\n", out);
+		wb_puts(out, first ? "\n" : ",\n");
 		first = false;
 		indent(out, level + 1);
-		fputc('"', out);
-		for (const char *k = c->name; *k; k++)
-			fputc(*k >= 'A' && *k <= 'Z' ? *k - 'A' + 'a' : *k, out);
-		fputs("\": ", out);
-		json_value(out, c->json_type, ce ? scols_cell_get_data(ce) : NULL);
+		wb_puts(out, t->jkey[i]);
+		json_value(out, c->json_type, ln->cells[i]);
 	}
 	if (t->children && !child) {
-		struct libscols_iter *itr = scols_new_iter(SCOLS_ITER_FORWARD);
-		struct libscols_line *cl;
 		bool any = false;
 
-		if (!itr)
-			err(CETCTL_EXIT_FAILURE, "out of memory");
-		fprintf(out, "%s", first ? "\n" : ",\n");
+		wb_puts(out, first ? "\n" : ",\n");
 		first = false;
 		indent(out, level + 1);
-		fprintf(out, "\"%s\": [", t->children);
-		while (scols_line_next_child(ln, itr, &cl) == 0) {
-			fputs(any ? ",\n" : "\n", out);
+		wb_printf(out, "\"%s\": [", t->children);
+		for (struct cetctl_line *cl = ln->child; cl; cl = cl->sibling) {
+			wb_puts(out, any ? ",\n" : "\n");
 			any = true;
 			indent(out, level + 2);
 			json_line(out, t, cl, level + 2, true);
 		}
 		if (any) {
-			fputc('\n', out);
+			wb_putc(out, '\n');
 			indent(out, level + 1);
 		}
-		fputc(']', out);
-		scols_free_iter(itr);
+		wb_putc(out, ']');
 	}
 	if (!first) {
-		fputc('\n', out);
+		wb_putc(out, '\n');
 		indent(out, level);
 	}
-	fputc('}', out);
+	wb_putc(out, '}');
+}
+
+static struct wbuf *table_out(struct cetctl_table *t)
+{
+	FILE *f = scols_table_get_stream(t->tb);
+
+	if (!t->wb) {
+		t->wb = malloc(sizeof(*t->wb));
+		if (!t->wb)
+			err(CETCTL_EXIT_FAILURE, "out of memory");
+		t->wb->n = 0;
+	}
+	t->wb->f = f ? f : stdout;
+	return t->wb;
+}
+
+/* The start of the document, then each top-level line once. */
+static void json_open(struct cetctl_table *t, struct wbuf *out)
+{
+	if (t->json_open)
+		return;
+	t->json_open = true;
+	wb_puts(out, "{\n");
+	indent(out, 1);
+	wb_printf(out, "\"%s\": [", t->name);
+}
+
+static void json_row(struct cetctl_table *t, struct wbuf *out, struct cetctl_line *ln)
+{
+	wb_puts(out, t->json_rows++ ? ",\n" : "\n");
+	indent(out, 2);
+	json_line(out, t, ln, 2, false);
+}
+
+static void json_stream_line(struct cetctl_table *t, struct cetctl_line *ln)
+{
+	struct wbuf *out = table_out(t);
+
+	json_open(t, out);
+	json_row(t, out, ln);
+}
+
+/* ---- text -------------------------------------------------------------- */
+
+/*
+ * A cell libsmartcols would print as it is, one column per byte: printable
+ * ASCII without the backslash (which it may encode). Sets *@len.
+ */
+static bool plain_cell(const char *s, size_t *len)
+{
+	const char *p = s;
+
+	for (; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e || *p == '\\')
+			return false;
+	*len = (size_t)(p - s);
+	return true;
+}
+
+static void pad(struct wbuf *out, size_t n)
+{
+	static const char spaces[] = "                                                                ";
+
+	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
+		wb_write(out, spaces, sizeof(spaces) - 1);
+	wb_write(out, spaces, n);
+}
+
+/* --raw: a blank is \x20, as libsmartcols writes it (the cell is plain). */
+static void raw_cell(struct wbuf *out, const char *s)
+{
+	const char *run = s;
+
+	for (; *s; s++) {
+		if (*s != ' ')
+			continue;
+		wb_write(out, run, (size_t)(s - run));
+		wb_puts(out, "\\x20");
+		run = s + 1;
+	}
+	wb_puts(out, run);
+}
+
+/* One row of the human table: @cells (NULL: empty), padded to @width. */
+static void text_row(struct cetctl_table *t, struct wbuf *out, const char *const *cells,
+		     const size_t *width)
+{
+	for (size_t i = 0; i < t->nids; i++) {
+		const char *d = cells[i] ? cells[i] : "";
+		size_t len = strlen(d);
+		bool last = i + 1 == t->nids;
+		bool right = t->cols[t->ids[i]].flags & SCOLS_FL_RIGHT;
+
+		if (t->raw) {
+			raw_cell(out, d);
+			if (!last)
+				wb_putc(out, ' ');
+			continue;
+		}
+		if (*d && right) {
+			pad(out, width[i] - len);
+			len = width[i];
+		}
+		wb_write(out, d, strlen(d));
+		if (last)
+			break;
+		pad(out, width[i] - len);
+		wb_putc(out, ' ');
+	}
+	wb_putc(out, '\n');
+}
+
+/*
+ * The flat table, not on a terminal, every cell plain: libsmartcols' layout
+ * needs no measuring then. A column is as wide as its widest cell, at least
+ * its header (or 1); a width hint of 1 or more widens it further unless the
+ * header already did; nothing is cut; the last column is not padded unless
+ * right-aligned. Returns false, having written nothing, when the table is
+ * not such a table.
+ */
+static bool print_plain(struct cetctl_table *t)
+{
+	size_t width[CETCTL_MAX_COLUMNS], wmin[CETCTL_MAX_COLUMNS];
+	const char *hdr[CETCTL_MAX_COLUMNS];
+	struct wbuf *out;
+
+	if (t->nchildren || !t->head || isatty(STDOUT_FILENO))
+		return false;
+	for (size_t i = 0; i < t->nids; i++) {
+		const struct cetctl_column *c = &t->cols[t->ids[i]];
+
+		if (scols_column_is_customwrap(scols_table_get_column(t->tb, i)) ||
+		    !plain_cell(c->name, &wmin[i]))
+			return false;
+		hdr[i] = c->name;
+		if (!wmin[i])
+			wmin[i] = 1;
+		width[i] = 0;
+	}
+	for (struct cetctl_line *ln = t->head; ln; ln = ln->next) {
+		for (size_t i = 0; i < t->nids; i++) {
+			size_t len = 0;
+
+			if (ln->cells[i] && !plain_cell(ln->cells[i], &len))
+				return false;
+			if (len > width[i])
+				width[i] = len;
+		}
+	}
+	for (size_t i = 0; i < t->nids; i++) {
+		double hint = t->cols[t->ids[i]].whint;
+
+		if (width[i] < wmin[i])
+			width[i] = wmin[i];
+		else if (hint >= 1 && width[i] < (size_t)hint && wmin[i] < (size_t)hint)
+			width[i] = (size_t)hint;
+	}
+	out = table_out(t);
+	if (!t->noheadings)
+		text_row(t, out, hdr, width);
+	for (struct cetctl_line *ln = t->head; ln; ln = ln->next)
+		text_row(t, out, (const char *const *)ln->cells, width);
+	wb_flush(out);
+	return true;
+}
+
+/* Everything else: the lines handed to libsmartcols, which lays them out. */
+static void fit_sentences(struct cetctl_table *t, FILE *out);
+
+static int print_scols(struct cetctl_table *t)
+{
+	FILE *out = scols_table_get_stream(t->tb);
+
+	for (struct cetctl_line *ln = t->head; ln; ln = ln->next) {
+		ln->sl = scols_table_new_line(t->tb, ln->parent ? ln->parent->sl : NULL);
+		if (!ln->sl)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->nids; i++)
+			if (ln->cells[i] && scols_line_set_data(ln->sl, i, ln->cells[i]) != 0)
+				return -ENOMEM;
+	}
+	fit_sentences(t, out ? out : stdout);
+	return scols_print_table(t->tb);
 }
 
 /*
@@ -719,52 +1168,37 @@ int cetctl_table_print(struct cetctl_table *t)
  */
 int cetctl_table_print_members(struct cetctl_table *t, const char *members)
 {
-	FILE *out = scols_table_get_stream(t->tb) ? scols_table_get_stream(t->tb) : stdout;
-	struct libscols_iter *itr;
-	struct libscols_line *ln;
-	const char *name = scols_table_get_name(t->tb);
-	bool any = false;
+	struct wbuf *out;
 
-	if (!t->json) {
-		fit_sentences(t, out);
-		return scols_print_table(t->tb);
-	}
-	itr = scols_new_iter(SCOLS_ITER_FORWARD);
-	if (!itr)
-		return -ENOMEM;
-	fputs("{\n", out);
-	indent(out, 1);
-	fprintf(out, "\"%s\": [", name ? name : "rows");
-	while (scols_table_next_line(t->tb, itr, &ln) == 0) {
-		if (scols_line_get_parent(ln))
-			continue;
-		fputs(any ? ",\n" : "\n", out);
-		any = true;
-		indent(out, 2);
-		json_line(out, t, ln, 2, false);
-	}
-	scols_free_iter(itr);
-	if (any) {
-		fputc('\n', out);
+	if (!t->json)
+		return print_plain(t) ? 0 : print_scols(t);
+	out = table_out(t);
+	json_open(t, out);
+	for (struct cetctl_line *ln = t->head; ln; ln = ln->next)
+		if (!ln->parent)
+			json_row(t, out, ln);
+	if (t->json_rows) {
+		wb_putc(out, '\n');
 		indent(out, 1);
 	}
-	fputc(']', out);
+	wb_putc(out, ']');
 	if (cetctl_proc_root_is_recorded()) {
-		fputs(",\n   \"proc_root\": ", out);
-		cetctl_json_string(out, cetctl_globals.proc_root);
+		wb_puts(out, ",\n   \"proc_root\": ");
+		json_string(out, cetctl_globals.proc_root);
 	}
 	if (t->with_errors) {
-		fputs(",\n   \"errors\": [", out);
+		wb_puts(out, ",\n   \"errors\": [");
 		if (t->errs) {
 			fflush(t->errs);
-			fwrite(t->errbuf, 1, t->errlen, out);
-			fputs("\n   ", out);
+			wb_write(out, t->errbuf, t->errlen);
+			wb_puts(out, "\n   ");
 		}
-		fputc(']', out);
+		wb_putc(out, ']');
 	}
 	if (members)
-		fprintf(out, ",\n   %s", members);
-	fputs("\n}\n", out);
+		wb_printf(out, ",\n   %s", members);
+	wb_puts(out, "\n}\n");
+	wb_flush(out);
 	return 0;
 }
 
@@ -772,10 +1206,17 @@ void cetctl_table_free(struct cetctl_table *t)
 {
 	if (!t)
 		return;
+	for (struct cetctl_line *ln = t->head, *next; ln; ln = next) {
+		next = ln->next;
+		line_free(t, ln);
+	}
 	scols_unref_table(t->tb);
 	if (t->errs)
 		fclose(t->errs);
 	free(t->errbuf);
+	free(t->wb);
+	for (size_t i = 0; i < t->nids; i++)
+		free(t->jkey[i]);
 	free(t);
 }
 

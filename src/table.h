@@ -2,7 +2,9 @@
 /*
  * One table of columns (name, width hint, flags, JSON type, help) drives the
  * text table, --json, --output and --list-columns of every subcommand, the
- * way lsns does it. Formatting is libsmartcols' job.
+ * way lsns does it. The rows are held here, not in libsmartcols: it lays
+ * out only what needs its layout (a terminal, a tree of lines, cells that
+ * are not plain ASCII); JSON and the plain flat tables are written here.
  */
 #ifndef CETCTL_TABLE_H
 #define CETCTL_TABLE_H
@@ -53,9 +55,13 @@ struct cetctl_table_opts {
 	 * (always present), whatever the columns; NULL: no nesting */
 	const char *json_children;
 	bool json_errors;	/* JSON: an "errors" array of error objects */
+	/* JSON without nesting: write each line when the next one begins
+	 * (the command sets no cell of a line once it has started another) */
+	bool stream;
 };
 
 struct cetctl_table;
+struct cetctl_line;
 
 /*
  * Parse a -o/--output list ("COL1,COL2" or "+COL3" to append to the
@@ -117,27 +123,27 @@ int cetctl_output_columns(const struct cetctl_output_args *oa, const struct cetc
 struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 				      const int *ids, size_t nids,
 				      const struct cetctl_table_opts *opts);
-struct libscols_line *cetctl_table_new_line(struct cetctl_table *t,
-					    struct libscols_line *parent);
+struct cetctl_line *cetctl_table_new_line(struct cetctl_table *t,
+					    struct cetctl_line *parent);
 /* Set the cell of column @colid (an index into cols); a no-op when the
  * column is not selected. NULL data leaves the cell empty (JSON null). */
-int cetctl_table_set(struct cetctl_table *t, struct libscols_line *ln,
+int cetctl_table_set(struct cetctl_table *t, struct cetctl_line *ln,
 		     int colid, const char *data);
-int cetctl_table_setf(struct cetctl_table *t, struct libscols_line *ln,
+int cetctl_table_setf(struct cetctl_table *t, struct cetctl_line *ln,
 		      int colid, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* JSON mode: set a CETCTL_JSON_RAW cell to the JSON text @json (NULL: null). */
-int cetctl_table_set_json(struct cetctl_table *t, struct libscols_line *ln,
+int cetctl_table_set_json(struct cetctl_table *t, struct cetctl_line *ln,
 			  int colid, const char *json);
 /* JSON mode: the shadow-stack mappings as status and audit both show them. */
 struct shstk_vmas;
-int cetctl_table_set_ss_vmas_json(struct cetctl_table *t, struct libscols_line *ln,
+int cetctl_table_set_ss_vmas_json(struct cetctl_table *t, struct cetctl_line *ln,
 				  int colid, const struct shstk_vmas *vmas);
 /*
  * A list cell: @text as it is in the table; in JSON, a SCOLS_JSON_ARRAY_STRING
  * cell split at any of @seps ("" or @empty_word: []). NULL text: null.
  */
-int cetctl_table_set_list(struct cetctl_table *t, struct libscols_line *ln,
+int cetctl_table_set_list(struct cetctl_table *t, struct cetctl_line *ln,
 			  int colid, const char *text, const char *seps,
 			  const char *empty_word);
 bool cetctl_table_has(const struct cetctl_table *t, int colid);
@@ -154,6 +160,8 @@ void cetctl_table_error(struct cetctl_table *t, const char *file, long pid,
 /* JSON text helpers for CETCTL_JSON_RAW cells (stdio memstreams) */
 void cetctl_json_string(FILE *out, const char *s);	/* NULL: null */
 void cetctl_json_string_list(FILE *out, const char *const *v, size_t n);
+/* cetctl_json_string() into @buf (cut to @size); returns the full length */
+size_t cetctl_json_quote(char *buf, size_t size, const char *s);
 struct libscols_table *cetctl_table_scols(struct cetctl_table *t);
 int cetctl_table_print(struct cetctl_table *t);
 /*

@@ -858,10 +858,15 @@ static int judge_kernel(const struct elf_src *s, const struct elf_hdrs *h, bool 
 	return 0;
 }
 
-/* Section headers beyond this are not an object file's (fast path only). */
-#define SHDR_TABLE_MAX		(1U << 20)
-/* A section-name table larger than this goes through libelf. */
-#define SHSTRTAB_READ_MAX	(1U << 20)
+/*
+ * The plain reader takes every table without extended numbering (fewer
+ * than SHN_LORESERVE sections); it reads it in windows of SHDR_WINDOW
+ * bytes, so that an object with tens of thousands of sections (Free
+ * Pascal's units have 28,000) costs a few reads into a buffer that is
+ * reused, not megabytes of fresh memory.
+ */
+#define SHDR_TABLE_MAX		((size_t)SHN_LORESERVE * sizeof(Elf64_Shdr))
+#define SHDR_WINDOW		(64U * 1024)
 /*
  * Compilers and assemblers write .shstrtab just before the section header
  * table at the end of an object: read that much before the table with it,
@@ -909,9 +914,9 @@ static int read_rel_plain(const struct elf_src *s, const GElf_Ehdr *eh, bool elf
 	static const char want[] = ".note.gnu.property";
 	size_t ent = elf64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
 	size_t shnum = eh->e_shnum, strndx = eh->e_shstrndx;
-	unsigned char *span = NULL, *tab, *names = NULL, *names_buf = NULL;
+	size_t per_window = SHDR_WINDOW / ent, first, spanlen;
+	unsigned char *span = NULL, *tab, *names = NULL;
 	uint64_t lo;
-	size_t spanlen;
 	struct rel_shdr str;
 	int rc = 0;
 
@@ -922,65 +927,84 @@ static int read_rel_plain(const struct elf_src *s, const GElf_Ehdr *eh, bool elf
 	    eh->e_shoff > s->size || shnum * ent > s->size - eh->e_shoff ||
 	    strndx == SHN_UNDEF || strndx >= shnum)
 		return 1;
-	/* the table, and what precedes it (likely .shstrtab), in one read */
+	/* the table's first window, and what precedes it (likely .shstrtab), in one read */
 	lo = eh->e_shoff > SHDR_READ_BEFORE ? eh->e_shoff - SHDR_READ_BEFORE : 0;
-	spanlen = (size_t)(eh->e_shoff - lo) + shnum * ent;
-	span = malloc(spanlen);
+	first = shnum < per_window ? shnum : per_window;
+	spanlen = (size_t)(eh->e_shoff - lo) + first * ent;
+	span = malloc((size_t)(eh->e_shoff - lo) + per_window * ent);
 	if (!span)
 		return -ENOMEM;
 	rc = src_read(s, span, spanlen, lo);
 	if (rc)
 		goto out;
 	tab = span + (eh->e_shoff - lo);
-	rel_shdr_at(tab + strndx * ent, elf64, &str);
+	if (strndx < first) {
+		rel_shdr_at(tab + strndx * ent, elf64, &str);
+	} else {
+		unsigned char raw[sizeof(Elf64_Shdr)];
+
+		rc = src_read(s, raw, ent, eh->e_shoff + strndx * ent);
+		if (rc)
+			goto out;
+		rel_shdr_at(raw, elf64, &str);
+	}
 	if (str.type != SHT_STRTAB || (str.flags & SHF_COMPRESSED) ||
-	    str.offset > s->size || str.size > s->size - str.offset ||
-	    str.size > SHSTRTAB_READ_MAX) {
+	    str.offset > s->size || str.size > s->size - str.offset) {
 		rc = 1;
 		goto out;
 	}
 	if (str.offset >= lo && str.offset - lo <= spanlen && str.size <= spanlen - (str.offset - lo))
 		names = span + (str.offset - lo);
-	for (size_t i = 1; i < shnum; i++) {
-		struct rel_shdr sh;
-		struct elf_prop_note n;
-		unsigned char *buf;
-		size_t len;
-
-		rel_shdr_at(tab + i * ent, elf64, &sh);
-		if (sh.type != SHT_NOTE)
-			continue;
-		if (!names) {
-			names_buf = malloc(str.size ? str.size : 1);
-			if (!names_buf) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			rc = src_read(s, names_buf, str.size, str.offset);
+	for (size_t base = 0, n = first; base < shnum; base += n) {
+		if (base) {
+			/* the next window; the names it overwrites are read one by one */
+			n = shnum - base < per_window ? shnum - base : per_window;
+			tab = span;
+			names = NULL;
+			rc = src_read(s, tab, n * ent, eh->e_shoff + base * ent);
 			if (rc)
 				goto out;
-			names = names_buf;
 		}
-		/* elf_strptr(): the name and its NUL within the table */
-		if (sh.name >= str.size || str.size - sh.name < sizeof(want) ||
-		    memcmp(names + sh.name, want, sizeof(want)) != 0)
-			continue;
-		rc = src_read_alloc(s, sh.offset, sh.size, NOTE_READ_MAX, &buf, &len);
-		if (rc == ELF_CET_ECORRUPT)
-			info->error = "note section extends past the end of the file";
-		if (rc)
-			goto out;
-		elf_prop_parse(buf, len, sh.addralign, elf64, &n);
-		src_free(s, buf);
-		if (n.found) {
-			info->source = ELF_NOTE_SRC_SECTION;
-			info->note = n;
-			break;
+		for (size_t i = base ? 0 : 1; i < n; i++) {
+			const unsigned char *p = tab + i * ent;
+			char name[sizeof(want)];
+			struct rel_shdr sh;
+			struct elf_prop_note note;
+			unsigned char *buf;
+			size_t len;
+
+			/* objects can have thousands of sections: test the type first */
+			if (le32(p + 4) != SHT_NOTE)
+				continue;
+			rel_shdr_at(p, elf64, &sh);
+			/* elf_strptr(): the name and its NUL within the table */
+			if (sh.name >= str.size || str.size - sh.name < sizeof(want))
+				continue;
+			if (names) {
+				memcpy(name, names + sh.name, sizeof(want));
+			} else {
+				rc = src_read(s, name, sizeof(want), str.offset + sh.name);
+				if (rc)
+					goto out;
+			}
+			if (memcmp(name, want, sizeof(want)) != 0)
+				continue;
+			rc = src_read_alloc(s, sh.offset, sh.size, NOTE_READ_MAX, &buf, &len);
+			if (rc == ELF_CET_ECORRUPT)
+				info->error = "note section extends past the end of the file";
+			if (rc)
+				goto out;
+			elf_prop_parse(buf, len, sh.addralign, elf64, &note);
+			src_free(s, buf);
+			if (note.found) {
+				info->source = ELF_NOTE_SRC_SECTION;
+				info->note = note;
+				goto out;
+			}
 		}
 	}
 out:
 	free(span);
-	free(names_buf);
 	return rc;
 }
 
@@ -1222,12 +1246,20 @@ const char *elf_cet_kind_str(enum elf_cet_kind k)
 
 const char *elf_cet_arch_str(const struct elf_cet_info *info, char *buf, size_t size)
 {
-	if (info->machine == EM_X86_64)
-		snprintf(buf, size, "%s", info->elfclass == ELFCLASS32 ? "x32" : "x86-64");
-	else if (info->machine == EM_386)
-		snprintf(buf, size, "i386");
-	else
-		snprintf(buf, size, "machine-%u", info->machine);
+	/* the common names without snprintf: this is on every row of elf */
+	if (info->machine == EM_X86_64 || info->machine == EM_386) {
+		const char *n = info->machine == EM_386 ? "i386" :
+				info->elfclass == ELFCLASS32 ? "x32" : "x86-64";
+
+		size_t len = size ? strnlen(n, size - 1) : 0;
+
+		if (size) {
+			memcpy(buf, n, len);
+			buf[len] = '\0';
+		}
+		return buf;
+	}
+	snprintf(buf, size, "machine-%u", info->machine);
 	return buf;
 }
 

@@ -704,9 +704,88 @@ static void test_rel_reader_matches_libelf(void)
 	printf("%s: %d mutants decided without libelf, %d differ\n", __func__, plain, differ);
 }
 
+/*
+ * An object with @nsec sections (Free Pascal writes units with 28,000):
+ * empty SHT_PROGBITS sections, one SHT_NOTE .note.gnu.property near the
+ * end, .shstrtab first in the file (far from the table, so the names are
+ * read one by one) and its header at index @strndx. The plain reader reads
+ * such a table in windows; it must find what libelf finds.
+ */
+static size_t build_rel_many(unsigned char *img, size_t nsec, size_t strndx, bool named)
+{
+	static const char names[] = "\0.note.gnu.property\0.text\0.shstrtab\0.note.gnu.propertx";
+	struct prop p[] = { { FEATURE_1_AND, 4, IBT_SHSTK } };
+	size_t str = sizeof(Elf64_Ehdr), note = (str + sizeof(names) + 7) & ~(size_t)7;
+	size_t notelen = put_note(img + note, p, 1, 8, 0);
+	size_t shoff = (note + notelen + 7) & ~(size_t)7;
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(img + shoff);
+
+	memset(img + shoff, 0, nsec * sizeof(*sh));
+	memcpy(img + str, names, sizeof(names));
+	for (size_t i = 1; i < nsec; i++) {
+		sh[i].sh_name = 20;
+		sh[i].sh_type = SHT_PROGBITS;
+		sh[i].sh_offset = note;
+	}
+	sh[strndx].sh_name = 26;
+	sh[strndx].sh_type = SHT_STRTAB;
+	sh[strndx].sh_offset = str;
+	sh[strndx].sh_size = sizeof(names);
+	sh[nsec - 2].sh_name = named ? 1 : 36;
+	sh[nsec - 2].sh_type = SHT_NOTE;
+	sh[nsec - 2].sh_offset = note;
+	sh[nsec - 2].sh_size = notelen;
+	sh[nsec - 2].sh_addralign = 8;
+	memset(img, 0, sizeof(*eh));
+	memcpy(img, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_REL;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_shoff = shoff;
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_shentsize = sizeof(*sh);
+	eh->e_shnum = (Elf64_Half)nsec;
+	eh->e_shstrndx = (Elf64_Half)strndx;
+	return shoff + nsec * sizeof(*sh);
+}
+
+static void test_rel_many_sections(void)
+{
+	static const size_t nsecs[] = { 1000, 1100, 3000, 30000 };
+	size_t cap = 4096 + 30000 * sizeof(Elf64_Shdr);
+	unsigned char *img = malloc(cap);
+	struct elf_cet_info info;
+
+	CHECK(img != NULL);
+	if (!img)
+		return;
+	for (size_t k = 0; k < sizeof(nsecs) / sizeof(nsecs[0]); k++) {
+		size_t n = nsecs[k];
+		size_t strndxs[] = { 1, n / 2, n - 1 };
+
+		for (size_t j = 0; j < 3; j++) {
+			for (int named = 0; named < 2; named++) {
+				size_t len = build_rel_many(img, n, strndxs[j], named);
+
+				CHECK(elf_cet_read_mem_rel(img, len, ELF_REL_PLAIN_ONLY, &info) == 0);
+				CHECK(info.note.found == named);
+				CHECK(!named || (info.source == ELF_NOTE_SRC_SECTION &&
+						 info.note.feature_1_and == IBT_SHSTK));
+				CHECK(rel_readers_agree(img, len));
+			}
+		}
+	}
+	free(img);
+}
+
 int main(void)
 {
 	test_good_note64();
+	test_rel_many_sections();
 	test_no_property_note();
 	test_bad_alignment();
 	test_elf32_alignment();
