@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <langinfo.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -1058,100 +1059,154 @@ static char *fit_sentence(const char *s, size_t limit, const char *ell)
 	return out;
 }
 
-/*
- * On a terminal, give the sentence columns what the other columns leave
- * of its width (split evenly between them) and cut each longer sentence
- * there, as fit_sentence() does. The other columns' widths are
- * libsmartcols' own: a dry run lays the table out without the sentences.
- */
-static void fit_sentences(struct cetctl_table *t, FILE *out)
+static bool is_sentence(const struct cetctl_table *t, size_t i)
 {
-	struct libscols_table *tb = t->tb;
-	size_t term, used = 0, nsent = 0, nshown = 0, share, i;
-	struct libscols_iter *itr = NULL;
-	struct libscols_line *ln;
-	const char *cs = nl_langinfo(CODESET);
-	const char *ell = cs && !strcmp(cs, "UTF-8") ? "\u2026" : "...";
-	FILE *null = NULL;
-	char *dry = NULL;
-	size_t drylen, want = 0, room[CETCTL_MAX_COLUMNS] = { 0 };
+	return t->cols[t->ids[i]].flags & CETCTL_FL_SENTENCE;
+}
 
-	if (scols_table_is_raw(tb) || !isatty(fileno(out)))
-		return;
-	term = scols_table_get_termwidth(tb);
+/*
+ * For each sentence column: @need, its widest cell (or heading); @room,
+ * what the dry run leaves it: its widest head and some words more
+ * (SENTENCE_MIN columns, less when its sentences are all shorter).
+ */
+static void sentence_widths(struct cetctl_table *t, size_t *need, size_t *room)
+{
+	struct libscols_iter *itr = scols_new_iter(SCOLS_ITER_FORWARD);
+	struct libscols_line *ln;
+	size_t i;
+
 	for (i = 0; i < t->nids; i++)
-		if (t->cols[t->ids[i]].flags & CETCTL_FL_SENTENCE)
-			nsent++;
-	if (!term || !nsent)
-		return;
-	null = open_memstream(&dry, &drylen);
-	itr = scols_new_iter(SCOLS_ITER_FORWARD);
-	if (!null || !itr)
-		goto out;
-	for (i = 0; i < t->nids; i++)
-		if (t->cols[t->ids[i]].flags & CETCTL_FL_SENTENCE)
-			scols_column_set_flags(scols_table_get_column(tb, i), (
-					       t->cols[t->ids[i]].flags & ~CETCTL_FL_SENTENCE &
-					       ~SCOLS_FL_TRUNC) | SCOLS_FL_HIDDEN);
-	/*
-	 * The dry run leaves room for the sentences' heads and some words
-	 * more (SENTENCE_MIN columns each, less when they are all shorter):
-	 * libsmartcols then gives up the padding to its width hints first.
-	 */
-	while (scols_table_next_line(tb, itr, &ln) == 0)
+		need[i] = room[i] = is_sentence(t, i) ? strlen(t->cols[t->ids[i]].name) : 0;
+	while (itr && scols_table_next_line(t->tb, itr, &ln) == 0)
 		for (i = 0; i < t->nids; i++) {
 			const char *d = scols_cell_get_data(scols_line_get_cell(ln, i));
 			size_t w, h;
 
-			if (!d || !(t->cols[t->ids[i]].flags & CETCTL_FL_SENTENCE))
+			if (!d || !is_sentence(t, i))
 				continue;
 			w = shown_width(d, strlen(d));
 			h = shown_width(d, head_len(d)) + (head_len(d) < strlen(d));
 			if (h < SENTENCE_MIN)
 				h = SENTENCE_MIN;
+			if (w > need[i])
+				need[i] = w;
 			if ((w < h ? w : h) > room[i])
 				room[i] = w < h ? w : h;
 		}
-	scols_reset_iter(itr, SCOLS_ITER_FORWARD);
+	scols_free_iter(itr);
+}
+
+/*
+ * The width the columns other than the sentences take, separators
+ * included, as libsmartcols lays them out in @width columns: a dry run
+ * into memory with the sentences hidden. 0 when it could not be run.
+ */
+static size_t others_width(struct cetctl_table *t, FILE *out, size_t width)
+{
+	struct libscols_table *tb = t->tb;
+	size_t term = scols_table_get_termwidth(tb), used = 0, i;
+	char *dry = NULL;
+	size_t drylen;
+	FILE *mem = open_memstream(&dry, &drylen);
+
+	if (!mem)
+		return 0;
 	for (i = 0; i < t->nids; i++)
-		want += room[i];
-	scols_table_set_stream(tb, null);
+		if (is_sentence(t, i))
+			scols_column_set_flags(scols_table_get_column(tb, i),
+					       (t->cols[t->ids[i]].flags & ~CETCTL_FL_SENTENCE &
+						~SCOLS_FL_TRUNC) | SCOLS_FL_HIDDEN);
+	scols_table_set_stream(tb, mem);
 	scols_table_set_termforce(tb, SCOLS_TERMFORCE_ALWAYS);
-	scols_table_set_termwidth(tb, term > want + nsent ? term - want - nsent : term);
+	scols_table_set_termwidth(tb, width);
 	scols_print_table(tb);
 	scols_table_set_termforce(tb, SCOLS_TERMFORCE_AUTO);
 	scols_table_set_termwidth(tb, term);
 	scols_table_set_stream(tb, out);
+	fclose(mem);
+	free(dry);
 	for (i = 0; i < t->nids; i++) {
 		struct libscols_column *cl = scols_table_get_column(tb, i);
 
-		if (t->cols[t->ids[i]].flags & CETCTL_FL_SENTENCE) {
+		if (is_sentence(t, i))	/* shown again, never cut by libsmartcols */
 			scols_column_set_flags(cl, t->cols[t->ids[i]].flags &
 					       ~CETCTL_FL_SENTENCE & ~SCOLS_FL_TRUNC);
-		} else {
+		else
 			used += scols_column_get_width(cl);
-		}
-		nshown++;
 	}
-	used += nshown - 1;	/* one space between columns */
-	share = used < term ? (term - used) / nsent : 0;
-	while (scols_table_next_line(tb, itr, &ln) == 0)
+	return used + t->nids - 1;	/* one space between columns */
+}
+
+/*
+ * Share @avail columns between the sentence columns: one that needs less
+ * than an even share gets what it needs, the others split the rest.
+ */
+static void share_out(struct cetctl_table *t, const size_t *need, size_t avail, size_t *give)
+{
+	size_t i, k = 0;
+	bool settled;
+
+	for (i = 0; i < t->nids; i++) {
+		give[i] = SIZE_MAX;
+		k += is_sentence(t, i);
+	}
+	do {
+		settled = false;
+		for (i = 0; k && i < t->nids; i++)
+			if (is_sentence(t, i) && give[i] == SIZE_MAX && need[i] <= avail / k) {
+				give[i] = need[i];
+				avail -= need[i];
+				k--;
+				settled = true;
+			}
+	} while (settled);
+	for (i = 0; i < t->nids; i++)
+		if (give[i] == SIZE_MAX)
+			give[i] = k ? avail / k : 0;
+}
+
+/*
+ * On a terminal, give the sentence columns what the other columns leave
+ * of its width (share_out()) and cut each longer sentence there, as
+ * fit_sentence() does. The other columns' widths are libsmartcols' own,
+ * from a dry run that leaves room for the sentences' heads.
+ */
+static void fit_sentences(struct cetctl_table *t, FILE *out)
+{
+	size_t need[CETCTL_MAX_COLUMNS], room[CETCTL_MAX_COLUMNS], give[CETCTL_MAX_COLUMNS];
+	size_t term, want = 0, nsent = 0, used, i;
+	const char *cs = nl_langinfo(CODESET);
+	const char *ell = cs && !strcmp(cs, "UTF-8") ? "\u2026" : "...";
+	struct libscols_iter *itr;
+	struct libscols_line *ln;
+
+	if (scols_table_is_raw(t->tb) || !isatty(fileno(out)))
+		return;
+	term = scols_table_get_termwidth(t->tb);
+	for (i = 0; i < t->nids; i++)
+		nsent += is_sentence(t, i);
+	if (!term || !nsent)
+		return;
+	sentence_widths(t, need, room);
+	for (i = 0; i < t->nids; i++)
+		want += room[i];
+	used = others_width(t, out, term > want + nsent ? term - want - nsent : term);
+	if (!used)
+		return;
+	share_out(t, need, used < term ? term - used : 0, give);
+	itr = scols_new_iter(SCOLS_ITER_FORWARD);
+	while (itr && scols_table_next_line(t->tb, itr, &ln) == 0)
 		for (i = 0; i < t->nids; i++) {
-			const char *d;
+			const char *d = scols_cell_get_data(scols_line_get_cell(ln, i));
 			char *cut;
 
-			if (!(t->cols[t->ids[i]].flags & CETCTL_FL_SENTENCE))
+			if (!d || !is_sentence(t, i))
 				continue;
-			d = scols_cell_get_data(scols_line_get_cell(ln, i));
-			cut = d ? fit_sentence(d, share, ell) : NULL;
+			cut = fit_sentence(d, give[i], ell);
 			if (cut && scols_line_refer_data(ln, i, cut) != 0)
 				free(cut);
 		}
-out:
 	scols_free_iter(itr);
-	if (null)
-		fclose(null);
-	free(dry);
 }
 
 int cetctl_table_print(struct cetctl_table *t)

@@ -134,6 +134,10 @@ check_cuts() {
 	grep -q 'not enabled' "$TMP/tty80" || { cat "$TMP/tty80"; return 1; }
 	# some verdicts were cut, or the test proved nothing
 	((total > 5)) || { echo "only $total verdicts were cut"; return 1; }
+	# elf's LOADER too: "ibt,shstk" whole, never "ibt,sh"
+	on_tty 60 "$CETCTL" elf "$F/hello-marked" "$F/made/note-align4" >"$TMP/elf60"
+	grep -q ' ibt,shstk ' "$TMP/elf60" || { cat "$TMP/elf60"; return 1; }
+	grep -Eq ' ignored(…|\.\.\.| )' "$TMP/elf60" || { cat "$TMP/elf60"; return 1; }
 }
 
 @test "width: COLUMNS sets the width of a terminal" {
