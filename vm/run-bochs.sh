@@ -19,7 +19,8 @@
 #   --label NAME      summary prefix only (default: the tier), e.g. bochs-ref
 #   --megs N          guest RAM (default: 256, more for a large initramfs)
 #   --cpus N          emulated CPUs (default 1, env CETCTL_BOCHS_CPUS; Debian's bochs is
-#                     built with SMP: `cpu: count=N`, slower, see vm/bochs/README.md)
+#                     built with SMP: `cpu: count=N`, slower; N > 1 adds idle=poll, see
+#                     vm/bochs/README.md)
 #   --allow ERE       passed to parse-results.sh: excuse matching kernel lines (repeatable)
 #   --no-parse        only boot and save the log (exit 0 when the final marker was seen)
 # Kernel command line: console=ttyS0,115200 nopku clearcpuid=avx,fsrm cet_bochs_cpuid
@@ -79,6 +80,9 @@ if ((quirks)); then
 else
   cmdline+=" nopku clearcpuid=fsrm cet_bochs_cpuid"
 fi
+# SMP: with HLT in the idle loop the 2-CPU guest stalled at random points (no output, Bochs
+# busy); with idle=poll it ran through (vm/bochs/README.md, SMP)
+((cpus > 1)) && cmdline+=" idle=poll"
 cmdline+=" cetctl.timeout=${CETCTL_BOCHS_SUITE_TIMEOUT:-1800} $(runner_guest_cmdline)"
 
 # isolinux ISO: Bochs has no -kernel option
