@@ -17,6 +17,8 @@
 #                                linux-source-6.12 (mainline shadow stacks, no series) with
 #                                the same config fragment (and the same Bochs patch), so the
 #                                suites can be compared against mainline behaviour
+#   vm/build-kernel.sh --ref --fixes [--bochs]   the same with kernel-series/mainline/
+#                                (our fixes for mainline, its `series` file) applied
 #
 # The LAST line of stdout is the absolute path of the bzImage; progress goes to stderr,
 # the make output to a log file next to the output (its path is printed on failure).
@@ -37,15 +39,16 @@ set -euo pipefail
 die() { echo "build-kernel: ERROR: $*" >&2; exit 1; }
 say() { echo "build-kernel: $*" >&2; }
 
-variant=qemu ref=0 base=0 deb=0
+variant=qemu ref=0 base=0 deb=0 fixes=0
 for a in "$@"; do
   case $a in
     --bochs) variant=bochs ;;
     --deb) deb=1 ;;
     --ref) ref=1 ;;
     --base) base=1 ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
-    *) die "unknown argument '$a' (usage: vm/build-kernel.sh [--ref|--base] [--bochs] | --deb)" ;;
+    --fixes) fixes=1 ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+    *) die "unknown argument '$a' (usage: vm/build-kernel.sh [--ref [--fixes]|--base] [--bochs] | --deb)" ;;
   esac
 done
 
@@ -77,6 +80,8 @@ say "found $SRCPKG package version $pkgver ($TARBALL)"
 
 # Patches listed in kernel-series/series (quilt style: one file name per line, # comments).
 ((ref && base)) && die "--ref and --base exclude each other"
+((fixes && !ref)) && die "--fixes needs --ref (kernel-series/mainline/ is for linux-source-6.12)"
+((fixes)) && SERIES_DIR=$REPO/kernel-series/mainline
 [[ $variant == bochs ]] && ((base)) && die "--base has no Bochs variant"
 ((deb)) && { [[ $variant == qemu ]] && ((!ref && !base)) || die "--deb packages the QEMU kernel only (no --bochs, --ref, --base)"; }
 # bindeb-pkg: dpkg-buildpackage (dpkg-dev) under fakeroot (the kernel's KBUILD_PKG_ROOTCMD)
@@ -88,7 +93,7 @@ fi
 patches=()
 if ((base)); then
   say "baseline build: kernel-series/ is NOT applied (unpatched $SRCPKG)"
-elif ((ref)); then
+elif ((ref && !fixes)); then
   say "reference build: kernel-series/ is NOT applied (mainline shadow stacks of $SRCPKG)"
 elif [[ -f $SERIES_DIR/series ]]; then
   while IFS= read -r l; do
@@ -104,7 +109,7 @@ fi
 series_hash=$( { cat "$SERIES_DIR/series" 2>/dev/null
                  for p in "${patches[@]}"; do sha256sum < "$SERIES_DIR/$p"; done; } |
                sha256sum | cut -c1-16)
-((ref)) && series_hash=none
+((ref && !fixes)) && series_hash=none
 ((base)) && series_hash=base
 RECIPE=2   # bump when this script changes how a kernel is built (invalidates the cache)
 key=$( { echo "recipe $RECIPE"; echo "$pkgver"; echo "$series_hash"; sha256sum < "$FRAG"; } | sha256sum | cut -c1-16)

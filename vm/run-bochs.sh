@@ -18,6 +18,9 @@
 #   --tier NAME       value of cetctl.tier= and of the summary prefix (default bochs)
 #   --label NAME      summary prefix only (default: the tier), e.g. bochs-ref
 #   --megs N          guest RAM (default: 256, more for a large initramfs)
+#   --cpus N          emulated CPUs (default 1, env CETCTL_BOCHS_CPUS; Debian's bochs is
+#                     built with SMP: `cpu: count=N`, slower; N > 1 adds idle=poll, see
+#                     vm/bochs/README.md)
 #   --allow ERE       passed to parse-results.sh: excuse matching kernel lines (repeatable)
 #   --no-parse        only boot and save the log (exit 0 when the final marker was seen)
 # Kernel command line: console=ttyS0,115200 nopku clearcpuid=avx,fsrm cet_bochs_cpuid
@@ -33,6 +36,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 log=$REPO/build/vm/bochs-console.log
 tmo=${CETCTL_BOCHS_TIMEOUT:-2400}
 tier=bochs quirks=1 megs=
+cpus=${CETCTL_BOCHS_CPUS:-1}
 pos=()
 while (($#)); do
   runner_option "$@"
@@ -41,6 +45,8 @@ while (($#)); do
     --no-quirks) quirks=0; tier=bochs-noquirks; shift ;;
     --megs) (($# >= 2)) && [[ $2 =~ ^[1-9][0-9]*$ ]] || die "--megs needs a number of MiB"
             megs=$2; shift 2 ;;
+    --cpus) (($# >= 2)) && [[ $2 =~ ^[1-4]$ ]] || die "--cpus needs 1..4 (CONFIG_NR_CPUS=4)"
+            cpus=$2; shift 2 ;;
     -h|--help) sed -n '2,/^[^#]/{ /^#/p }' "$0"; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) pos+=("$1"); shift ;;
@@ -74,6 +80,9 @@ if ((quirks)); then
 else
   cmdline+=" nopku clearcpuid=fsrm cet_bochs_cpuid"
 fi
+# SMP: with HLT in the idle loop the 2-CPU guest stalled at random points (no output, Bochs
+# busy); with idle=poll it ran through (vm/bochs/README.md, SMP)
+((cpus > 1)) && cmdline+=" idle=poll"
 cmdline+=" cetctl.timeout=${CETCTL_BOCHS_SUITE_TIMEOUT:-1800} $(runner_guest_cmdline)"
 
 # isolinux ISO: Bochs has no -kernel option
@@ -93,12 +102,12 @@ timeout 300 xorriso -as mkisofs -quiet -o "$run/boot.iso" -b isolinux/isolinux.b
   >"$run/xorriso.log" 2>&1 || { cat "$run/xorriso.log" >&2; die "building the ISO failed"; }
 
 sed -e "s|@MEGS@|$megs|" -e "s|@ISO@|$run/boot.iso|" -e "s|@SERIAL@|$run/serial.out|" \
-    -e "s|@LOG@|$run/bochs.log|" -e "s|@IPS@|$IPS|" \
+    -e "s|@LOG@|$run/bochs.log|" -e "s|@IPS@|$IPS|" -e "s|@CPUS@|$cpus|" \
     "$REPO/vm/bochs/bochsrc.in" > "$run/bochsrc"
 cp "$REPO/vm/bochs/dbg.rc" "$run/dbg.rc"
 : > "$run/serial.out"
 
-say "booting $(basename "$kernel") + $(basename "$initrd") in Bochs (tigerlake, ${megs} MB, quirks=$quirks, timeout ${tmo}s)"
+say "booting $(basename "$kernel") + $(basename "$initrd") in Bochs (tigerlake, ${cpus} CPU, ${megs} MB, quirks=$quirks, timeout ${tmo}s)"
 say "run dir $run"
 t0=$(date +%s.%N)
 cd "$run"

@@ -90,7 +90,7 @@ else
   cp --sparse=always "$img/root.img" "$run/root.img"
   cyl=$(cat "$img/cylinders")
   sed -e "s|@MEGS@|${megs:-768}|" -e "s|@ISO@|$run/boot.iso|" -e "s|@SERIAL@|$run/serial.out|" \
-      -e "s|@LOG@|$run/bochs.log|" -e "s|@IPS@|$IPS|" "$REPO/vm/bochs/bochsrc.in" > "$run/bochsrc"
+      -e "s|@LOG@|$run/bochs.log|" -e "s|@IPS@|$IPS|" -e "s|@CPUS@|1|" "$REPO/vm/bochs/bochsrc.in" > "$run/bochsrc"
   echo "ata0-slave: type=disk, path=$run/root.img, mode=flat, cylinders=$cyl, heads=16, spt=63" >> "$run/bochsrc"
   cp "$REPO/vm/bochs/dbg.rc" "$run/dbg.rc"
   : > "$run/serial.out"

@@ -19,6 +19,9 @@
 # cetctl.ref=1 on its command line: tests/guest/smoke.bats then expects a 6.12 kernel and
 # the ELF-policy test expects mainline's behaviour (no seed 011 policy: legacy ELF allowed).
 #   vm/run-ref.sh bochs --criu   the CRIU suite (tests/guest/criu.bats) on its own image
+#   vm/run-ref.sh bochs --fixes --suites conformance-hazards   the same 6.12 with our fixes
+#                                for mainline (kernel-series/mainline/) applied: label
+#                                <tier>-ref-fixes (vm/build-kernel.sh --ref --fixes)
 # Needs the package linux-source-6.12 (apt-get install linux-source-6.12) and a build of
 # the guest helpers (cmake --build build).
 set -euo pipefail
@@ -30,8 +33,11 @@ case ${1:-} in
   ""|-*) ;;
   *) echo "usage: vm/run-ref.sh [qemu|bochs|all] [runner options...]" >&2; exit 1 ;;
 esac
-args=() criu=0
-for a in "$@"; do [[ $a == --criu ]] && criu=1 || args+=("$a"); done
+args=() criu=0 fixes=()
+for a in "$@"; do
+  case $a in --criu) criu=1 ;; --fixes) fixes=(--fixes) ;; *) args+=("$a") ;; esac
+done
+ref=ref${fixes:+-fixes}
 has_suites=0
 for a in "${args[@]}"; do [[ $a == --suites ]] && has_suites=1; done
 ((has_suites || criu)) ||
@@ -51,13 +57,13 @@ rc=0
 for t in qemu bochs; do
   [[ $tier == all || $tier == "$t" ]] || continue
   if [[ $t == bochs ]]; then
-    K=$("$REPO/vm/build-kernel.sh" --ref --bochs | tail -n1)
+    K=$("$REPO/vm/build-kernel.sh" --ref "${fixes[@]}" --bochs | tail -n1)
   else
-    K=$("$REPO/vm/build-kernel.sh" --ref | tail -n1)
+    K=$("$REPO/vm/build-kernel.sh" --ref "${fixes[@]}" | tail -n1)
   fi
   # 6.12 WARNs once at boot under Bochs 2.7 about its legacy CPUID topology leaves
   # (topology_common.c parse_legacy): an emulator property, not a shadow-stack finding.
-  "$REPO/vm/run-$t.sh" "$K" "$I" --label "$t-ref" --log "$REPO/build/vm/$t-ref-console.log" \
+  "$REPO/vm/run-$t.sh" "$K" "$I" --label "$t-$ref" --log "$REPO/build/vm/$t-$ref-console.log" \
     --append cetctl.ref=1 --allow 'topology_common\.c:[0-9]+ parse_legacy' "${args[@]}" || rc=1
 done
 exit $rc
