@@ -328,10 +328,10 @@ EOT
 		for args in "" "-n" "-o FILE,NOTE,IBT" "-o +LAM,FEATURE_1_AND,ISA_NEEDED,ISA_USED,FEATURE_2_USED" \
 			    "-o ARCH,FILE,TYPE,FILE" "--kernel-policy=block -o TYPE,KERNEL,LOADER" \
 			    "-o ARCH,LOADER,IBT,FILE"; do
-			# shellcheck disable=SC2086
+			# shellcheck disable=SC2086  # $args: options, split into words on purpose
 			LC_ALL=C.UTF-8 "$CETCTL" elf -r $args "$TMP/a" 2>/dev/null |
 				sed "s|$TMP/a/|X/|g" >"$TMP/plain" || true
-			# shellcheck disable=SC2086
+			# shellcheck disable=SC2086  # $args: options, split into words on purpose
 			LC_ALL=C.UTF-8 "$CETCTL" elf -r $args "$TMP/b" 2>/dev/null |
 				sed "s|$TMP/b/|X/|g; s|zé|zz|g" >"$TMP/scols" || true
 			[ -s "$TMP/plain" ]
