@@ -227,6 +227,18 @@ lied_shstk() {
 	grep -qE $'^x86_Thread_features_locked:\tshstk wrss *$' <<<"$output" || fail "not locked"
 }
 
+@test "run as a child subreaper: the workers' status is the caller's, the program enabled and locked" {
+	need_hw
+	# a supervisor that adopts orphans (PR_SET_CHILD_SUBREAPER) runs cetctl:
+	# the tracer must not end up as the program's child, reaped by its wait()
+	run timeout -s KILL 120 "$PROBE" subreaper "$CETCTL" run --shstk -q -- "$PROBE" workers 3 3
+	echo "status $status: $output"
+	[[ $status -eq 3 ]] || fail "status $status, not the workers' 3"
+	[[ $output != *"not a worker"* ]] || fail "the program's wait() reaped another process"
+	grep -qE $'^x86_Thread_features:\tshstk *$' <<<"$output" || fail "not enabled"
+	grep -qE $'^x86_Thread_features_locked:\tshstk wrss *$' <<<"$output" || fail "not locked"
+}
+
 @test "run signals: a SIGSTOP or SIGTSTP then SIGCONT during start-up leaves the program running, enabled and locked" {
 	need_hw
 	local faults=${CETCTL_FAULTS:-/usr/libexec/cetctl/cetctl-faults} steps stop rc out

@@ -18,6 +18,8 @@
  *                       and return on their shadow stacks and exit CODE, reap them
  *                       with wait() (anything else reaped: a message and 9), exit
  *                       with the last worker's status (a container's server)
+ *   run_probe subreaper PROG ARGS...   become a child subreaper, then exec PROG
+ *                       (a supervisor's process that adopts its orphans)
  * Exit: 0 ok, 1 a check failed, 42 the ROP case's handler ran.
  */
 #ifndef _GNU_SOURCE
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -244,6 +247,16 @@ int main(int argc, char **argv)
 		return atoi(argv[2]);
 	if (!strcmp(c, "workers") && argc > 3)
 		return workers(atoi(argv[2]), atoi(argv[3]));
-	fprintf(stderr, "usage: run_probe status|disable|wrss|rop|rop-nohandler|threads|fork|exit N|workers N CODE\n");
+	if (!strcmp(c, "subreaper") && argc > 2) {
+		/* kept across the exec: PROG is the subreaper */
+		if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) {
+			perror("PR_SET_CHILD_SUBREAPER");
+			return 1;
+		}
+		execv(argv[2], argv + 2);
+		perror(argv[2]);
+		return 127;
+	}
+	fprintf(stderr, "usage: run_probe status|disable|wrss|rop|rop-nohandler|threads|fork|exit N|workers N CODE|subreaper PROG ARGS...\n");
 	return 2;
 }
