@@ -208,7 +208,10 @@ splitting two (23, 24 and 26; 36 and 37) and the one after each (25, 27,
 --quick --from 35 --to 38 (each patch's changed .c files plus the
 sentinel objects that include the mm and x86 headers the series changes,
 fs/binfmt_elf.o among them): all applied and compiled with no warning,
-10 to 61 s per patch. The split left the tree after the last patch
+10 to 61 s per patch. The full bzImage build after each of patches
+23-25 (vm/check-series.sh --from 23 --to 27) passed with no compiler
+warning: 1298 s for 23 (from the pristine tree; partly from ccache),
+16 s for 24, 89 s for 25. The split left the tree after the last patch
 byte-identical, and its bzImage builds (vm/build-kernel.sh).
 
 checkpatch.pl --strict --no-tree (per patch: vm/check-series.sh --no-build):
