@@ -14,7 +14,7 @@
 #            the series (vm/kernel.config); a warning the pristine tree does not have
 #            (compared without line numbers) is a failure
 # Patch by patch, the full build after each patch is vm/check-series.sh's job
-# (vm/check-series.sh --from 21 --to 35).
+# (vm/check-series.sh --from 21 --to 38, i.e. to the end of the series).
 #
 # One line per build: STEP NAME: ok|FAILED (seconds, warnings); logs and the summary
 # in the work dir. Exit status 0 when every build passed and w1 found no new warning.

@@ -5,7 +5,9 @@
 #   cetctl.criu=1 shstk_legacy_elf=allow
 # Every other boot skips this suite. shstk_legacy_elf=allow: the zdtm tests are built
 # with SHSTK_ENABLE=1, i.e. marked for shadow stacks, and the series' default legacy-ELF
-# policy (patch 34) refuses the shadow-stack interface to marked executables.
+# policy ("x86/shstk: Block the shadow stack interface for legacy ELF binaries",
+# X86_USER_SHADOW_STACK_ALLOW_BROKEN unset) refuses the shadow-stack interface to marked
+# executables.
 #
 # How CRIU is run: as it is, without a shadow stack of its own (Debian 12's glibc 2.36
 # cannot give it one). It does not need one to restore: the restore trampoline

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# The boot parameter nousershstk (patch 33, as mainline): on a CPU with shadow
-# stacks, user shadow stacks stay off. Only on the Bochs tier's second, short boot
-# with that parameter (tests/run-all.sh bochs); every other boot skips this suite.
+# The boot parameter nousershstk (as mainline; added by "x86/cpufeatures: Enable CET
+# CR4 bit for shadow stack"): on a CPU with shadow stacks, user shadow stacks stay off.
+# Only on the Bochs tier's second, short boot with that parameter (tests/run-all.sh
+# bochs); every other boot skips this suite.
 
 load lib/common
 

@@ -129,7 +129,8 @@ field() { # field KEY TEXT
 	return 1
 }
 
-# Seed 011 policy in force (kernel-series cover letter): the boot parameter
+# Legacy-ELF policy in force ("x86/shstk: Block the shadow stack interface for legacy
+# ELF binaries", see the kernel-series cover letter): the boot parameter
 # shstk_legacy_elf=block|allow wins; else CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN=y
 # means "allow"; else "block". Mainline (the reference run, cetctl.ref=1) has no such
 # policy: a legacy ELF may enable shadow stacks, as with "allow".
