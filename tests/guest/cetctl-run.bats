@@ -213,13 +213,10 @@ lied_shstk() {
 	lied_shstk ptrace=13
 }
 
-@test "run as PID 1 of a pid namespace: the workers' status is the caller's, the program enabled and locked" {
-	need_hw
-	command -v unshare >/dev/null || skip "no unshare in the image"
-	unshare -pf --mount-proc true 2>/dev/null || skip "cannot make a pid namespace here"
-	# a container's entrypoint: the server forks workers and waits for them;
-	# its wait() must reap its own workers, never cetctl's tracer
-	run timeout -s KILL 120 unshare -pf --mount-proc "$CETCTL" run --shstk -q -- "$PROBE" workers 3 3
+# workers_ok: after `run ... run_probe workers 3 3` under cetctl: the
+# workers' status came back, the server's wait() reaped only its workers,
+# and the server ran enabled and locked
+workers_ok() {
 	echo "status $status: $output"
 	[[ $status -eq 3 ]] || fail "status $status, not the workers' 3"
 	[[ $output != *"not a worker"* ]] || fail "the program's wait() reaped another process"
@@ -227,16 +224,22 @@ lied_shstk() {
 	grep -qE $'^x86_Thread_features_locked:\tshstk wrss *$' <<<"$output" || fail "not locked"
 }
 
+@test "run as PID 1 of a pid namespace: the workers' status is the caller's, the program enabled and locked" {
+	need_hw
+	command -v unshare >/dev/null || skip "no unshare in the image"
+	unshare -pf --mount-proc true 2>/dev/null || skip "cannot make a pid namespace here"
+	# a container's entrypoint: the server forks workers and waits for them;
+	# its wait() must reap its own workers, never cetctl's tracer
+	run timeout -s KILL 120 unshare -pf --mount-proc "$CETCTL" run --shstk -q -- "$PROBE" workers 3 3
+	workers_ok
+}
+
 @test "run as a child subreaper: the workers' status is the caller's, the program enabled and locked" {
 	need_hw
 	# a supervisor that adopts orphans (PR_SET_CHILD_SUBREAPER) runs cetctl:
 	# the tracer must not end up as the program's child, reaped by its wait()
 	run timeout -s KILL 120 "$PROBE" subreaper "$CETCTL" run --shstk -q -- "$PROBE" workers 3 3
-	echo "status $status: $output"
-	[[ $status -eq 3 ]] || fail "status $status, not the workers' 3"
-	[[ $output != *"not a worker"* ]] || fail "the program's wait() reaped another process"
-	grep -qE $'^x86_Thread_features:\tshstk *$' <<<"$output" || fail "not enabled"
-	grep -qE $'^x86_Thread_features_locked:\tshstk wrss *$' <<<"$output" || fail "not locked"
+	workers_ok
 }
 
 @test "run signals: a SIGSTOP or SIGTSTP then SIGCONT during start-up leaves the program running, enabled and locked" {
