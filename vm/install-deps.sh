@@ -25,8 +25,8 @@ PKGS=(
   gzip python3 jq strace
   # issue 13: JSON-schema check of every -J output (tests/host/json-schema.bats)
   python3-jsonschema
-  # cetctl run/map: start-up benchmark (bench/run-startup.sh), file-capability test (setcap)
-  hyperfine libcap2-bin
+  # cetctl run/map: start-up benchmarks (bench/run-startup.sh: hyperfine, perf stat), file-capability test (setcap)
+  hyperfine linux-perf libcap2-bin
   # issue 7: libFuzzer targets (tests/fuzz), scanelf for bench/elf.sh
   clang libclang-rt-14-dev pax-utils
   # issue 14: the real textfile collector in the host tests (tests/host/node-exporter.bats);
