@@ -40,21 +40,30 @@ record_pid() {	# record_pid ROLE PID
 	echo "# REC-ROLE $role $pid" >&3
 }
 
-hold() {	# hold OUTFILE ARGS... : cetctl run ARGS in the background; prints the held pid
+# hold OUTFILE ARGS... : cetctl run ARGS in the background; the held pid is left in
+# $held (not printed: in a $(...) subshell the bg+= would be lost and teardown could
+# not stop the process)
+hold() {
 	local out=$1; shift
 	"$CETCTL" run "$@" >"$out" 2>&1 &
-	bg+=($!)
+	held=$!	# cetctl run becomes the program
+	bg+=("$held")
 	for _ in $(seq 100); do grep -q '^ready' "$out" && break; sleep 0.1; done
-	echo "${bg[-1]}"	# cetctl run becomes the program
+	grep -q '^ready' "$out" || { echo "# held process $held not ready: $(cat "$out")" >&3; return 1; }
 }
 
 @test "record: /proc of processes under cetctl run on this kernel" {
 	require_shstk
-	locked=$(hold "$BATS_TEST_TMPDIR/a" --shstk -- "$HOLD" 300)
-	threads=$(hold "$BATS_TEST_TMPDIR/b" --shstk -- "$HOLD" -t 3 300)
-	wrss=$(hold "$BATS_TEST_TMPDIR/c" --shstk --wrss -- "$HOLD" 300)
-	unlocked=$(hold "$BATS_TEST_TMPDIR/d" --shstk --no-lock -- "$HOLD" 300)
-	mixed=$(hold "$BATS_TEST_TMPDIR/e" --shstk --no-lock -- "$HOLD" -t 2 -d 300)
+	hold "$BATS_TEST_TMPDIR/a" --shstk -- "$HOLD" 300
+	locked=$held
+	hold "$BATS_TEST_TMPDIR/b" --shstk -- "$HOLD" -t 3 300
+	threads=$held
+	hold "$BATS_TEST_TMPDIR/c" --shstk --wrss -- "$HOLD" 300
+	wrss=$held
+	hold "$BATS_TEST_TMPDIR/d" --shstk --no-lock -- "$HOLD" 300
+	unlocked=$held
+	hold "$BATS_TEST_TMPDIR/e" --shstk --no-lock -- "$HOLD" -t 2 -d 300
+	mixed=$held
 	"$HOLD" 300 >/dev/null & plain=$!
 	bg+=("$plain")
 	sleep 0.5
