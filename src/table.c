@@ -1096,10 +1096,39 @@ static void sentence_widths(struct cetctl_table *t, size_t *need, size_t *room)
 	scols_free_iter(itr);
 }
 
+static size_t min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+/* The width of column @i's widest cell or heading: what it takes uncut. */
+static size_t natural_width(struct cetctl_table *t, size_t i)
+{
+	struct libscols_iter *itr = scols_new_iter(SCOLS_ITER_FORWARD);
+	struct libscols_line *ln;
+	const char *name = t->cols[t->ids[i]].name;
+	size_t w = shown_width(name, strlen(name));
+
+	if (!itr)
+		return SIZE_MAX;	/* then libsmartcols' width stands */
+	while (scols_table_next_line(t->tb, itr, &ln) == 0) {
+		const char *d = scols_cell_get_data(scols_line_get_cell(ln, i));
+		size_t dw = d ? shown_width(d, strlen(d)) : 0;
+
+		if (dw > w)
+			w = dw;
+	}
+	scols_free_iter(itr);
+	return w;
+}
+
 /*
  * The width the columns other than the sentences take, separators
  * included, as libsmartcols lays them out in @width columns: a dry run
  * into memory with the sentences hidden. 0 when it could not be run.
+ * libsmartcols gives the last column whatever the terminal has left, so
+ * a column counts no more than its widest cell: the slack is the
+ * sentences' to share.
  */
 static size_t others_width(struct cetctl_table *t, FILE *out, size_t width)
 {
@@ -1132,7 +1161,7 @@ static size_t others_width(struct cetctl_table *t, FILE *out, size_t width)
 			scols_column_set_flags(cl, t->cols[t->ids[i]].flags &
 					       ~CETCTL_FL_SENTENCE & ~SCOLS_FL_TRUNC);
 		else
-			used += scols_column_get_width(cl);
+			used += min_size(scols_column_get_width(cl), natural_width(t, i));
 	}
 	return used + t->nids - 1;	/* one space between columns */
 }
