@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "c.h"
 #include "cetctl.h"
 #include "config.h"
 #include "launch.h"
@@ -491,13 +492,6 @@ static void env_free(char **env)
 }
 
 /* ---- diagnosis of a failed start-up ---- */
-
-static const char *errname(int err)
-{
-	const char *n = strerrorname_np(err);
-
-	return n ? n : "?";
-}
 
 /*
  * Why a seize may say EPERM: a tracer already attached (a debugger, strace:

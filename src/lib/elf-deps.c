@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "c.h"
 #include "elf-deps.h"
 
 #define DYN_READ_MAX	(1U << 20)
@@ -114,6 +115,24 @@ int elf_cet_read_path(const char *path, struct elf_cet_info *out)
 	}
 	close(fd);
 	return rc;
+}
+
+const char *elf_legacy_blocker(const char *path, char *buf, size_t size)
+{
+	struct elf_cet_info info;
+	const char *interp;
+
+	if (elf_cet_read_path(path, &info) < 0)
+		return NULL;
+	interp = elf_cet_interp64(&info);
+	if (interp) {
+		snprintf(buf, size, "%s", interp);
+		if (elf_cet_read_path(buf, &info) < 0)
+			return NULL;
+	} else {
+		snprintf(buf, size, "%s", path);
+	}
+	return info.kernel == ELF_KERNEL_BLOCKS ? buf : NULL;
 }
 
 /* ---- dynamic section ---------------------------------------------------- */
@@ -542,7 +561,7 @@ static bool expand_dst(const char *in, size_t len, const char *origin,
 				{ "ORIGIN", 0 }, { "{ORIGIN}", 0 }, { "LIB", 1 },
 				{ "{LIB}", 1 }, { "PLATFORM", 2 }, { "{PLATFORM}", 2 },
 			};
-			for (size_t k = 0; k < sizeof(dsts) / sizeof(dsts[0]); k++) {
+			for (size_t k = 0; k < ARRAY_SIZE(dsts); k++) {
 				size_t l = strlen(dsts[k].name);
 
 				if (len - i - 1 >= l && strncmp(in + i + 1, dsts[k].name, l) == 0) {

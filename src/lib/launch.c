@@ -89,6 +89,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "c.h"
 #include "cet-abi.h"
 #include "launch.h"
 #include "shstk.h"
@@ -313,7 +314,7 @@ int launch_fault_list(FILE *out, const char *method)
 		want = FAULT_GLIBC;
 	else if (method && *method && strcmp(method, "all") != 0)
 		return -EINVAL;
-	for (i = 0; i < sizeof(fault_steps) / sizeof(fault_steps[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(fault_steps); i++)
 		if (fault_steps[i].methods & want)
 			fprintf(out, "%s\n", fault_steps[i].name);
 	return 0;
@@ -324,10 +325,10 @@ static void fault_point(const char *step, pid_t program)
 	size_t i;
 
 	/* a point missing from the list would be missed by every test */
-	for (i = 0; i < sizeof(fault_steps) / sizeof(fault_steps[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(fault_steps); i++)
 		if (strcmp(fault_steps[i].name, step) == 0)
 			break;
-	if (i == sizeof(fault_steps) / sizeof(fault_steps[0]))
+	if (i == ARRAY_SIZE(fault_steps))
 		abort();
 	fault_act(getenv("CETCTL_FAULT"), step, program);
 	fault_act(getenv("CETCTL_FAULT2"), step, program);
