@@ -86,11 +86,6 @@ struct shstk_proc_features {
 
 /* Parse status text; never fails (absent lines: present = false). */
 void shstk_features_parse(const char *status, struct shstk_proc_features *f);
-/* Read <root>/<pid>/status (root NULL = /proc). 0 or -errno. */
-int shstk_features_read(const char *root, pid_t pid, struct shstk_proc_features *f);
-
-/* cpuinfo says "user_shstk" (root NULL = /proc): 1, 0, or -errno. */
-int shstk_cpu_user_shstk(const char *root);
 
 /* "shstk wrss" style words for a feature mask, "none" for 0. */
 const char *shstk_features_str(unsigned long bits, char *buf, size_t size);
