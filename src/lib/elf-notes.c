@@ -2,9 +2,9 @@
 /*
  * ELF x86 CET property notes: parse them, and judge them the way glibc's
  * loader (sysdeps/x86 _dl_process_property_note) and our kernel series
- * (binfmt_elf parse_elf_properties + seed 011) do. The rules are the
- * loaders', the code is ours; every read is bounds-checked because the
- * input is untrusted.
+ * (binfmt_elf parse_elf_properties + its legacy-ELF policy) do. The
+ * rules are the loaders', the code is ours; every read is bounds-checked
+ * because the input is untrusted.
  */
 #include <errno.h>
 #include <gelf.h>

@@ -77,7 +77,8 @@ struct shstk_pivot_result {
  */
 int shstk_pivot(unsigned long token, struct shstk_pivot_result *res);
 
-/* The x86_Thread_features lines of one process (seed 010 format). */
+/* The x86_Thread_features lines of one process ("x86: Expose thread
+ * features in /proc/$PID/status", kernel-series/). */
 struct shstk_proc_features {
 	bool present;		/* the kernel prints the lines */
 	unsigned long enabled;	/* ARCH_SHSTK_SHSTK / ARCH_SHSTK_WRSS bits */
