@@ -21,7 +21,7 @@
 #include "cetctl.h"
 #include "config.h"
 #ifdef CETCTL_FAULT_HOOKS
-#include "launch.h"
+#include "shstk-launch.h"
 #endif
 
 struct cetctl_globals cetctl_globals = {

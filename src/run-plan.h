@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "launch.h"
+#include "shstk-launch.h"
 
 enum run_method { RUN_METHOD_AUTO, RUN_METHOD_PTRACE, RUN_METHOD_GLIBC };
 

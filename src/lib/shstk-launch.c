@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The fail-closed start-up (see launch.h). Processes and stops:
+ * The fail-closed start-up (see shstk-launch.h). Processes and stops:
  *
  *   caller P (becomes the program)      tracer T (grandchild, own pgrp)
  *   clone C (no exit signal);
@@ -92,7 +92,7 @@
 #include "c.h"
 #include "cet-abi.h"
 #include "elf-notes.h"
-#include "launch.h"
+#include "shstk-launch.h"
 #include "shstk.h"
 
 #ifndef PTRACE_EVENT_STOP
