@@ -736,7 +736,7 @@ static void gather_facts(struct run_ctx *c)
 {
 	const struct run_opts *o = &c->o;
 	struct run_facts *f = &c->f;
-	bool said = !o->quiet && !o->trace_only;
+	bool said = run_plan_warns(o);
 	struct elf_cet_info prog;
 	struct cet_sysinfo si;
 	int prog_rc = -1;

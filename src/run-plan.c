@@ -8,6 +8,11 @@
 #include "cet-abi.h"
 #include "run-plan.h"
 
+bool run_plan_warns(const struct run_opts *o)
+{
+	return !o->quiet && !o->trace_only;
+}
+
 enum run_method run_plan_method(const struct run_opts *o, const struct run_facts *f)
 {
 	/* --trace-only traces the ptrace start-up unless glibc's is asked */
@@ -51,7 +56,7 @@ static enum run_refusal refusal(const struct run_opts *o, const struct run_facts
 static unsigned int warnings(const struct run_opts *o, const struct run_facts *f,
 			     enum run_method m)
 {
-	bool said = !o->quiet && !o->trace_only;
+	bool said = run_plan_warns(o);
 	unsigned int w = 0;
 
 	if (said && f->prog_marked == 0)

@@ -65,6 +65,9 @@ struct run_plan {
 	struct launch_opts launch;
 };
 
+/* Whether the warnings about markings and the C library are said: not
+ * with --quiet, nor with --trace-only. Pure. */
+bool run_plan_warns(const struct run_opts *o);
 /* The method a start-up takes (auto resolved). Pure. */
 enum run_method run_plan_method(const struct run_opts *o, const struct run_facts *f);
 /* Whether the preload library is to be looked for (needs the method and

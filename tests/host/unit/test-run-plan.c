@@ -152,6 +152,13 @@ static void test_preload_wanted(void)
 	struct run_facts f;
 
 	defaults(&o, &f);
+	CHECK(run_plan_warns(&o));
+	o.quiet = true;
+	CHECK(!run_plan_warns(&o));
+	o.quiet = false;
+	o.trace_only = true;
+	CHECK(!run_plan_warns(&o));
+	o.trace_only = false;
 	CHECK(run_plan_wants_preload(&o, &f));
 	o.preload = false;
 	CHECK(!run_plan_wants_preload(&o, &f));
