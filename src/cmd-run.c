@@ -405,6 +405,42 @@ static const char *eperm_hint(char *buf, size_t size)
 }
 
 /*
+ * Why arch_prctl(ARCH_SHSTK_ENABLE) failed, said: @prog is the program's
+ * path (read again for the legacy-ELF diagnosis), @path its name as shown.
+ */
+static void say_enable_failed(const struct launch_result *r, const char *prog, const char *path)
+{
+	const char *what = r->stage == LAUNCH_ENABLE_WRSS ? "WRSS" : "the shadow stack";
+	char ibuf[PATH_MAX];
+	const char *blocked;
+	int err = -r->err;
+
+	if (err == EOPNOTSUPP || err == ENOTSUP)
+		say("cannot enable %s for %s: this CPU/kernel cannot do shadow stacks "
+		    "(arch_prctl(ARCH_SHSTK_ENABLE): %s)", what, path, errname(err));
+	else if (err == EPERM)
+		say("cannot enable %s for %s: the features are already locked "
+		    "(arch_prctl(ARCH_SHSTK_ENABLE): EPERM)", what, path);
+	else if (err == EINVAL &&
+		 (blocked = elf_legacy_blocker(prog, ibuf, sizeof(ibuf))) != NULL)
+		say("cannot enable %s for %s: the kernel refuses shadow stacks for this "
+		    "program because %s carries the old IBT/SHSTK ELF marking (legacy-ELF "
+		    "policy; see cetctl info) (arch_prctl(ARCH_SHSTK_ENABLE): EINVAL)",
+		    what, path, blocked);
+	else if (err == EINVAL)
+		say("cannot enable %s for %s: the kernel refused (arch_prctl("
+		    "ARCH_SHSTK_ENABLE): EINVAL); either it has no shadow-stack support or "
+		    "its legacy-ELF policy blocks this binary or its ELF interpreter "
+		    "(old IBT/SHSTK marking)", what, path);
+	else if (err == ENOMEM)
+		say("cannot enable %s for %s: no memory for the shadow stack "
+		    "(arch_prctl(ARCH_SHSTK_ENABLE): ENOMEM)", what, path);
+	else
+		say("cannot enable %s for %s: arch_prctl(ARCH_SHSTK_ENABLE): %s (%s)",
+		    what, path, strerror(err), errname(err));
+}
+
+/*
  * The one line for a failed start-up, and the exit status: 125, or 126/127
  * when the exec itself failed. Called in cetctl before the exec and in the
  * tracer after it (the program is then made to exit with the status).
@@ -413,7 +449,6 @@ static int start_failed(const struct launch_result *r, void *arg)
 {
 	char feat[64], lock[64], ibuf[PATH_MAX], nbuf[NAME_SHOWN];
 	const char *path = shown(arg, nbuf);
-	const char *blocked;
 	int err = -r->err;
 
 	switch (r->stage) {
@@ -442,34 +477,9 @@ static int start_failed(const struct launch_result *r, void *arg)
 		    "here; program not run", path, r->what ? r->what : "not a 64-bit program");
 		return CETCTL_EXIT_RUN_FAILED;
 	case LAUNCH_ENABLE_SHSTK:
-	case LAUNCH_ENABLE_WRSS: {
-		const char *what = r->stage == LAUNCH_ENABLE_WRSS ? "WRSS" : "the shadow stack";
-
-		if (err == EOPNOTSUPP || err == ENOTSUP)
-			say("cannot enable %s for %s: this CPU/kernel cannot do shadow stacks "
-			    "(arch_prctl(ARCH_SHSTK_ENABLE): %s)", what, path, errname(err));
-		else if (err == EPERM)
-			say("cannot enable %s for %s: the features are already locked "
-			    "(arch_prctl(ARCH_SHSTK_ENABLE): EPERM)", what, path);
-		else if (err == EINVAL &&
-			 (blocked = elf_legacy_blocker(arg, ibuf, sizeof(ibuf))) != NULL)
-			say("cannot enable %s for %s: the kernel refuses shadow stacks for this "
-			    "program because %s carries the old IBT/SHSTK ELF marking (legacy-ELF "
-			    "policy; see cetctl info) (arch_prctl(ARCH_SHSTK_ENABLE): EINVAL)",
-			    what, path, blocked);
-		else if (err == EINVAL)
-			say("cannot enable %s for %s: the kernel refused (arch_prctl("
-			    "ARCH_SHSTK_ENABLE): EINVAL); either it has no shadow-stack support or "
-			    "its legacy-ELF policy blocks this binary or its ELF interpreter "
-			    "(old IBT/SHSTK marking)", what, path);
-		else if (err == ENOMEM)
-			say("cannot enable %s for %s: no memory for the shadow stack "
-			    "(arch_prctl(ARCH_SHSTK_ENABLE): ENOMEM)", what, path);
-		else
-			say("cannot enable %s for %s: arch_prctl(ARCH_SHSTK_ENABLE): %s (%s)",
-			    what, path, strerror(err), errname(err));
+	case LAUNCH_ENABLE_WRSS:
+		say_enable_failed(r, arg, path);
 		return CETCTL_EXIT_RUN_FAILED;
-	}
 	case LAUNCH_LOCK:
 		say("cannot lock the shadow-stack features of %s: PTRACE_ARCH_PRCTL("
 		    "ARCH_SHSTK_LOCK): %s (%s); program not run", path, strerror(err), errname(err));
