@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * cetctl elf - the x86 CET marking of ELF files, and what glibc's loader
- * and the kernel series' legacy-ELF policy (seed 011) make of it.
+ * and the kernel series' legacy-ELF policy (see kernel-series/) make of it.
  *
  * Files are opened without following a final symlink during -r, with
  * O_NONBLOCK, and only after lstat/fstat said "regular file": a FIFO or a

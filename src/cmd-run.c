@@ -4,19 +4,22 @@
  * its first instruction, as a launcher in the manner of env(1)/timeout(1):
  * the program is resolved before anything else (127 not found, 126 not
  * executable), cetctl's own failures exit 125 (the program does not run),
- * otherwise the program replaces cetctl (lib/launch.c) and its status is
- * the caller's to see.
+ * otherwise the program replaces cetctl (lib/shstk-launch.c) and its
+ * status is the caller's to see.
  *
  * Methods:
- *  ptrace  the fail-closed exec-stop injection (lib/launch.c), verified
+ *  ptrace  the fail-closed exec-stop injection (lib/shstk-launch.c), verified
  *          from the kernel;
  *          with a glibc that does not manage shadow stacks, a preload
  *          library keeps setjmp/longjmp consistent with the shadow stack;
  *  glibc   GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK (glibc >= 2.39 only);
  *  auto    glibc when it is new enough, else ptrace (default).
  * Without --shstk/--wrss the program is simply exec'd.
+ *
+ * cmd_run(): parse the options, resolve the program, gather the facts
+ * (the library's probes), ask run_plan() (run-plan.c, pure) what to do,
+ * say what it decided, and carry it out.
  */
-#include <elf.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -35,25 +38,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "c.h"
 #include "cetctl.h"
 #include "config.h"
-#include "launch.h"
+#include "shstk-launch.h"
+#include "run-plan.h"
 #include "shstk.h"
 
 #include "elf-deps.h"
 #include "elf-notes.h"
+#include "sysinfo-cet.h"
 
 extern char **environ;
 
-enum run_method { METHOD_AUTO, METHOD_PTRACE, METHOD_GLIBC };
-
-struct run_opts {
-	bool shstk, wrss, lock, quiet, preload, trace_only;
-	enum run_method method;
-};
-
 #define PRELOAD_NAME	"libcetctl-preload.so"
-#define GLIBC_CET_AWARE	"2.39"
 
 /* Bytes of @s that make a printable UTF-8 character (U+00A0 and above,
  * or printable ASCII other than the backslash) at its start, or 0. */
@@ -196,136 +194,6 @@ static int resolve_program(const char *prog, char *out, size_t size)
 	return CETCTL_EXIT_NOT_FOUND;
 }
 
-/* ---- what this system can do ---- */
-
-static bool glibc_cet_aware(void)
-{
-	const char *v = gnu_get_libc_version();
-	int maj = 0, min = 0;
-
-	if (sscanf(v, "%d.%d", &maj, &min) != 2)
-		return false;
-	return maj > 2 || (maj == 2 && min >= 39);
-}
-
-/*
- * Whether this CPU and kernel can do user shadow stacks at all; when not,
- * writes the reason to @why and returns false.
- */
-static bool system_supports_shstk(char *why, size_t size)
-{
-	struct shstk_proc_features f = { 0 };
-	int cpu = shstk_cpu_user_shstk(NULL);
-	int ret = shstk_features_read(NULL, getpid(), &f);
-
-	if (ret == 0 && f.present && cpu == 1)
-		return true;
-	if ((ret < 0 || !f.present) && cpu != 1)
-		snprintf(why, size, "the kernel has no user shadow-stack support: "
-			 "/proc/self/status has no x86_Thread_features line and "
-			 "/proc/cpuinfo lacks user_shstk");
-	else if (ret < 0 || !f.present)
-		snprintf(why, size, "the kernel has no user shadow-stack support: "
-			 "/proc/self/status has no x86_Thread_features line");
-	else
-		snprintf(why, size, "the CPU has no user shadow stacks, or the kernel does not "
-			 "use them on it: /proc/cpuinfo lacks user_shstk");
-	return false;
-}
-
-/* Whether the ELF file at @path is marked SHSTK as the loader sees it:
- * 1 yes, 0 no, -1 unknown (not ELF, unreadable). */
-static int elf_marked_shstk(const char *path, int *kernel_blocks)
-{
-	struct elf_cet_info info;
-	struct stat st;
-	int fd, ret;
-
-	*kernel_blocks = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ret = fstat(fd, &st) == 0 ? elf_cet_read_fd(fd, st.st_size, &info) : -1;
-	close(fd);
-	if (ret < 0)
-		return -1;
-	*kernel_blocks = info.kernel == ELF_KERNEL_BLOCKS;
-	return (info.loader_feature_1_and & CET_X86_FEATURE_1_SHSTK) ? 1 : 0;
-}
-
-/*
- * The ELF interpreter (PT_INTERP) of a 64-bit ELF file into @buf, or NULL.
- * The kernel judges the interpreter's property note, not the program's,
- * when there is one.
- */
-static const char *elf_interpreter(const char *path, char *buf, size_t size)
-{
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	const char *ret = NULL;
-	int fd, i;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64)
-		goto out;
-	for (i = 0; i < eh.e_phnum && i < 256; i++) {
-		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
-		    (ssize_t)sizeof(ph))
-			break;
-		if (ph.p_type != PT_INTERP || ph.p_filesz == 0 || ph.p_filesz >= size)
-			continue;
-		if (pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz) {
-			buf[ph.p_filesz] = '\0';
-			ret = buf;
-		}
-		break;
-	}
-out:
-	close(fd);
-	return ret;
-}
-
-/* The file the kernel's legacy-ELF policy refuses (program or interpreter), or NULL. */
-static const char *legacy_elf_blocked(const char *path, char *ibuf, size_t isize)
-{
-	const char *interp = elf_interpreter(path, ibuf, isize);
-	int blocks = 0;
-
-	if (interp) {
-		if (elf_marked_shstk(interp, &blocks) >= 0 && blocks)
-			return interp;
-		return NULL;
-	}
-	if (elf_marked_shstk(path, &blocks) >= 0 && blocks)
-		return path;
-	return NULL;
-}
-
-/* The path of the libc cetctl itself runs with (the system's). */
-static const char *system_libc_path(char *buf, size_t size)
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[4096];
-
-	buf[0] = '\0';
-	if (!f)
-		return NULL;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = strchr(line, '/');
-
-		if (p && strstr(p, "/libc.so.6")) {
-			p[strcspn(p, "\n")] = '\0';
-			snprintf(buf, size, "%s", p);
-			break;
-		}
-	}
-	fclose(f);
-	return buf[0] ? buf : NULL;
-}
-
 /* ---- the preload library ---- */
 
 /*
@@ -391,16 +259,22 @@ static bool trusted_file(const char *p, char *out, size_t size, char *why, size_
 	return true;
 }
 
+/* The library at @p, trusted or refused (trusted_file()). */
+static enum run_preload trusted(const char *p, char *buf, size_t size, char *why, size_t wsize)
+{
+	return trusted_file(p, buf, size, why, wsize) ? RUN_PRELOAD_FOUND : RUN_PRELOAD_REFUSED;
+}
+
 /*
  * The preload library: CETCTL_PRELOAD; else next to the binary (a build
  * directory); else where `cmake --install` puts it relative to the binary,
  * <prefix>/lib/cetctl for <prefix>/bin/cetctl, so an install with another
  * --prefix or DESTDIR than the one configured (a distribution package)
  * still finds it; else the configured prefix. Only a trusted file (see
- * trusted_file). NULL with the reason in @why when there is none that may
- * be used.
+ * trusted_file): FOUND with its path in @buf; REFUSED or MISSING with the
+ * reason in @why.
  */
-static const char *find_preload(char *buf, size_t size, char *why, size_t wsize)
+static enum run_preload find_preload(char *buf, size_t size, char *why, size_t wsize)
 {
 	const char *env = getenv("CETCTL_PRELOAD");
 	char exe[PATH_MAX], cand[PATH_MAX];
@@ -408,7 +282,7 @@ static const char *find_preload(char *buf, size_t size, char *why, size_t wsize)
 
 	snprintf(why, wsize, "not found (set CETCTL_PRELOAD)");
 	if (env && *env)
-		return trusted_file(env, buf, size, why, wsize) ? buf : NULL;
+		return trusted(env, buf, size, why, wsize);
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
 		char *slash;
@@ -419,20 +293,20 @@ static const char *find_preload(char *buf, size_t size, char *why, size_t wsize)
 			*slash = '\0';		/* <dir>/cetctl -> <dir> */
 			if (snprintf(cand, sizeof(cand), "%s/%s", exe, PRELOAD_NAME) <
 			    (int)sizeof(cand) && access(cand, F_OK) == 0)
-				return trusted_file(cand, buf, size, why, wsize) ? buf : NULL;
+				return trusted(cand, buf, size, why, wsize);
 			slash = strrchr(exe, '/');
 			if (slash) {
 				*slash = '\0';	/* <prefix>/bin -> <prefix> */
 				if (snprintf(cand, sizeof(cand), "%s/" CETCTL_PRELOAD_LIBDIR "/%s", exe,
 					     PRELOAD_NAME) < (int)sizeof(cand) &&
 				    access(cand, F_OK) == 0)
-					return trusted_file(cand, buf, size, why, wsize) ? buf : NULL;
+					return trusted(cand, buf, size, why, wsize);
 			}
 		}
 	}
 	if (access(CETCTL_PRELOAD_INSTALLED, F_OK) == 0)
-		return trusted_file(CETCTL_PRELOAD_INSTALLED, buf, size, why, wsize) ? buf : NULL;
-	return NULL;
+		return trusted(CETCTL_PRELOAD_INSTALLED, buf, size, why, wsize);
+	return RUN_PRELOAD_MISSING;
 }
 
 /*
@@ -492,13 +366,6 @@ static void env_free(char **env)
 
 /* ---- diagnosis of a failed start-up ---- */
 
-static const char *errname(int err)
-{
-	const char *n = strerrorname_np(err);
-
-	return n ? n : "?";
-}
-
 /*
  * Why a seize may say EPERM: a tracer already attached (a debugger, strace:
  * /proc says which), else a policy. In @buf.
@@ -538,6 +405,42 @@ static const char *eperm_hint(char *buf, size_t size)
 }
 
 /*
+ * Why arch_prctl(ARCH_SHSTK_ENABLE) failed, said: @prog is the program's
+ * path (read again for the legacy-ELF diagnosis), @path its name as shown.
+ */
+static void say_enable_failed(const struct launch_result *r, const char *prog, const char *path)
+{
+	const char *what = r->stage == LAUNCH_ENABLE_WRSS ? "WRSS" : "the shadow stack";
+	char ibuf[PATH_MAX];
+	const char *blocked;
+	int err = -r->err;
+
+	if (err == EOPNOTSUPP || err == ENOTSUP)
+		say("cannot enable %s for %s: this CPU/kernel cannot do shadow stacks "
+		    "(arch_prctl(ARCH_SHSTK_ENABLE): %s)", what, path, errname(err));
+	else if (err == EPERM)
+		say("cannot enable %s for %s: the features are already locked "
+		    "(arch_prctl(ARCH_SHSTK_ENABLE): EPERM)", what, path);
+	else if (err == EINVAL &&
+		 (blocked = elf_legacy_blocker(prog, ibuf, sizeof(ibuf))) != NULL)
+		say("cannot enable %s for %s: the kernel refuses shadow stacks for this "
+		    "program because %s carries the old IBT/SHSTK ELF marking (legacy-ELF "
+		    "policy; see cetctl info) (arch_prctl(ARCH_SHSTK_ENABLE): EINVAL)",
+		    what, path, blocked);
+	else if (err == EINVAL)
+		say("cannot enable %s for %s: the kernel refused (arch_prctl("
+		    "ARCH_SHSTK_ENABLE): EINVAL); either it has no shadow-stack support or "
+		    "its legacy-ELF policy blocks this binary or its ELF interpreter "
+		    "(old IBT/SHSTK marking)", what, path);
+	else if (err == ENOMEM)
+		say("cannot enable %s for %s: no memory for the shadow stack "
+		    "(arch_prctl(ARCH_SHSTK_ENABLE): ENOMEM)", what, path);
+	else
+		say("cannot enable %s for %s: arch_prctl(ARCH_SHSTK_ENABLE): %s (%s)",
+		    what, path, strerror(err), errname(err));
+}
+
+/*
  * The one line for a failed start-up, and the exit status: 125, or 126/127
  * when the exec itself failed. Called in cetctl before the exec and in the
  * tracer after it (the program is then made to exit with the status).
@@ -546,7 +449,6 @@ static int start_failed(const struct launch_result *r, void *arg)
 {
 	char feat[64], lock[64], ibuf[PATH_MAX], nbuf[NAME_SHOWN];
 	const char *path = shown(arg, nbuf);
-	const char *blocked;
 	int err = -r->err;
 
 	switch (r->stage) {
@@ -575,34 +477,9 @@ static int start_failed(const struct launch_result *r, void *arg)
 		    "here; program not run", path, r->what ? r->what : "not a 64-bit program");
 		return CETCTL_EXIT_RUN_FAILED;
 	case LAUNCH_ENABLE_SHSTK:
-	case LAUNCH_ENABLE_WRSS: {
-		const char *what = r->stage == LAUNCH_ENABLE_WRSS ? "WRSS" : "the shadow stack";
-
-		if (err == EOPNOTSUPP || err == ENOTSUP)
-			say("cannot enable %s for %s: this CPU/kernel cannot do shadow stacks "
-			    "(arch_prctl(ARCH_SHSTK_ENABLE): %s)", what, path, errname(err));
-		else if (err == EPERM)
-			say("cannot enable %s for %s: the features are already locked "
-			    "(arch_prctl(ARCH_SHSTK_ENABLE): EPERM)", what, path);
-		else if (err == EINVAL &&
-			 (blocked = legacy_elf_blocked(arg, ibuf, sizeof(ibuf))) != NULL)
-			say("cannot enable %s for %s: the kernel refuses shadow stacks for this "
-			    "program because %s carries the old IBT/SHSTK ELF marking (legacy-ELF "
-			    "policy; see cetctl info) (arch_prctl(ARCH_SHSTK_ENABLE): EINVAL)",
-			    what, path, blocked);
-		else if (err == EINVAL)
-			say("cannot enable %s for %s: the kernel refused (arch_prctl("
-			    "ARCH_SHSTK_ENABLE): EINVAL); either it has no shadow-stack support or "
-			    "its legacy-ELF policy blocks this binary or its ELF interpreter "
-			    "(old IBT/SHSTK marking)", what, path);
-		else if (err == ENOMEM)
-			say("cannot enable %s for %s: no memory for the shadow stack "
-			    "(arch_prctl(ARCH_SHSTK_ENABLE): ENOMEM)", what, path);
-		else
-			say("cannot enable %s for %s: arch_prctl(ARCH_SHSTK_ENABLE): %s (%s)",
-			    what, path, strerror(err), errname(err));
+	case LAUNCH_ENABLE_WRSS:
+		say_enable_failed(r, arg, path);
 		return CETCTL_EXIT_RUN_FAILED;
-	}
 	case LAUNCH_LOCK:
 		say("cannot lock the shadow-stack features of %s: PTRACE_ARCH_PRCTL("
 		    "ARCH_SHSTK_LOCK): %s (%s); program not run", path, strerror(err), errname(err));
@@ -763,7 +640,24 @@ static void usage(void)
 	       "possible here), 126 the program cannot be executed, 127 it was not found.\n");
 }
 
-int cmd_run(int argc, char **argv)
+/*
+ * Everything one run knows: the command line, the facts, the plan, and the
+ * strings the messages quote. One of these, in cmd_run()'s frame.
+ */
+struct run_ctx {
+	struct run_opts o;
+	char **argv;			/* the program and its arguments */
+	char path[PATH_MAX];		/* the program, resolved */
+	struct run_facts f;
+	struct run_plan p;
+	const char *glibc;		/* gnu_get_libc_version() */
+	char libc[PATH_MAX];		/* the C library's path, "" unknown */
+	char preload[PATH_MAX];		/* the preload library, when found */
+	char why[512];			/* why not, when not */
+};
+
+/* Parse the options into @c: -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct run_ctx *c)
 {
 	enum { OPT_LOCK = 256, OPT_NO_LOCK, OPT_NO_PRELOAD, OPT_TRACE_ONLY };
 	static const struct option longopts[] = {
@@ -779,50 +673,44 @@ int cmd_run(int argc, char **argv)
 		{ "version",    no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct run_opts o = { .lock = true, .preload = true, .method = METHOD_AUTO };
-	char path[PATH_MAX], why[512], libc[PATH_MAX], pbuf[PATH_MAX], nbuf[NAME_SHOWN];
-	struct launch_opts lo = { 0 };
-	struct launch_result res;
-	const char *preload = NULL;
-	char **envp = environ;
-	bool cet_glibc, supported;
-	int c, rc, blocks, err;
+	struct run_opts *o = &c->o;
+	int ch;
 
 	/* '+': options end at the program name; its own options are its own. */
-	while ((c = getopt_long(argc, argv, "+swm:qhV", longopts, NULL)) != -1) {
-		switch (c) {
+	while ((ch = getopt_long(argc, argv, "+swm:qhV", longopts, NULL)) != -1) {
+		switch (ch) {
 		case 's':
-			o.shstk = true;
+			o->shstk = true;
 			break;
 		case 'w':
-			o.wrss = o.shstk = true;
+			o->wrss = o->shstk = true;
 			break;
 		case OPT_LOCK:
-			o.lock = true;
+			o->lock = true;
 			break;
 		case OPT_NO_LOCK:
-			o.lock = false;
+			o->lock = false;
 			break;
 		case 'm':
 			if (strcmp(optarg, "ptrace") == 0)
-				o.method = METHOD_PTRACE;
+				o->method = RUN_METHOD_PTRACE;
 			else if (strcmp(optarg, "glibc") == 0)
-				o.method = METHOD_GLIBC;
+				o->method = RUN_METHOD_GLIBC;
 			else if (strcmp(optarg, "auto") == 0)
-				o.method = METHOD_AUTO;
+				o->method = RUN_METHOD_AUTO;
 			else {
 				warnx("run: unknown method '%s' (ptrace, glibc or auto)", optarg);
 				return run_usage_error();
 			}
 			break;
 		case 'q':
-			o.quiet = true;
+			o->quiet = true;
 			break;
 		case OPT_NO_PRELOAD:
-			o.preload = false;
+			o->preload = false;
 			break;
 		case OPT_TRACE_ONLY:
-			o.trace_only = true;
+			o->trace_only = true;
 			break;
 		case 'h':
 			usage();
@@ -837,138 +725,185 @@ int cmd_run(int argc, char **argv)
 		warnx("run: no program given");
 		return run_usage_error();
 	}
-	argv += optind;
-	if (o.trace_only && o.shstk) {
+	c->argv = argv + optind;
+	if (o->trace_only && o->shstk) {
 		warnx("run: --trace-only enables nothing; it cannot be combined with --shstk/--wrss");
 		return run_usage_error();
 	}
+	return -1;
+}
 
-	rc = resolve_program(argv[0], path, sizeof(path));
-	if (rc)
-		return rc;
+/* Whether the ELF file at @path is marked SHSTK: 1, 0, or -1 unknown. */
+static int marked(const char *path)
+{
+	struct elf_cet_info info;
 
-	if (!o.shstk && !o.trace_only) {
-		execve(path, argv, environ);
-		err = errno;
-		say("%s: %s", shown(path, nbuf), strerror(err));
-		return err == ENOENT ? CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
-	}
+	return elf_cet_read_path(path, &info) == 0 ? elf_cet_shstk_marked(&info) : -1;
+}
 
-	cet_glibc = glibc_cet_aware();
-	supported = o.trace_only || system_supports_shstk(why, sizeof(why));
+/* The facts the plan decides from, each read only when it can matter. */
+static void gather_facts(struct run_ctx *c)
+{
+	const struct run_opts *o = &c->o;
+	struct run_facts *f = &c->f;
+	bool said = run_plan_warns(o);
+	struct elf_cet_info prog;
+	struct cet_sysinfo si;
+	int prog_rc = -1;
+
+	c->glibc = gnu_get_libc_version();
+	f->glibc_manages = cet_glibc_manages_shstk(c->glibc);
+	if (!o->trace_only && cet_sysinfo_read_support(NULL, &si) == 0)
+		f->lacks = cet_sysinfo_lacks(&si);
+	else if (!o->trace_only)
+		f->lacks = CET_LACKS_KERNEL | CET_LACKS_CPU;
 #ifdef CETCTL_FAULT_HOOKS
 	/* Tests: pretend glibc >= 2.39 on a system with shadow stacks, to drive
 	 * the glibc method's verification where neither exists. */
-	if (getenv("CETCTL_FAULT_GLIBC"))
-		cet_glibc = supported = true;
+	if (getenv("CETCTL_FAULT_GLIBC")) {
+		f->glibc_manages = true;
+		f->lacks = 0;
+	}
 #endif
-	if (o.trace_only && o.method != METHOD_GLIBC)
-		o.method = METHOD_PTRACE;
-	/* glibc enables shadow stacks in its dynamic loader: a static program
-	 * would enable them in its own code, too late to verify. */
-	if (o.method == METHOD_AUTO)
-		o.method = cet_glibc && elf_interpreter(path, libc, sizeof(libc)) ?
-			   METHOD_GLIBC : METHOD_PTRACE;
-	if (o.method == METHOD_GLIBC && !o.trace_only) {
-		if (!cet_glibc) {
-			say("--method=glibc needs glibc >= %s, which manages shadow stacks itself; "
-			    "this is glibc %s (use --method=ptrace)", GLIBC_CET_AWARE,
-			    gnu_get_libc_version());
-			return CETCTL_EXIT_RUN_FAILED;
-		}
-		if (o.wrss || !o.lock) {
-			say("--method=glibc cannot do --wrss or --no-lock (glibc locks the "
-			    "shadow stack itself); use --method=ptrace");
-			return CETCTL_EXIT_RUN_FAILED;
-		}
-	}
+	if ((o->method == RUN_METHOD_AUTO && f->glibc_manages) || said)
+		prog_rc = elf_cet_read_path(c->path, &prog);
+	f->has_interp = prog_rc == 0 && elf_cet_interp64(&prog);
+	f->prog_marked = prog_rc == 0 ? elf_cet_shstk_marked(&prog) : -1;
+	f->libc_marked = said && cet_libc_path(c->libc, sizeof(c->libc)) ? marked(c->libc) : -1;
+	f->exec_only = faccessat(AT_FDCWD, c->path, R_OK, AT_EACCESS) < 0 && errno == EACCES;
+	if (run_plan_method(o, f) == RUN_METHOD_PTRACE && o->preload)
+		f->uses_asan = elf_needs_prefix(c->path, "libasan.so") == 1;
+	if (run_plan_wants_preload(o, f))
+		f->preload = find_preload(c->preload, sizeof(c->preload), c->why, sizeof(c->why));
+}
 
-	if (!supported) {
-		say("this CPU/kernel cannot do shadow stacks (%s); %s was not started", why,
-		    shown(path, nbuf));
-		return CETCTL_EXIT_RUN_FAILED;
-	}
+/* What the system lacks, for the refusal. */
+static const char *lacks_str(unsigned int lacks)
+{
+	if (lacks == (CET_LACKS_KERNEL | CET_LACKS_CPU))
+		return "the kernel has no user shadow-stack support: /proc/self/status has no "
+		       "x86_Thread_features line and /proc/cpuinfo lacks user_shstk";
+	if (lacks & CET_LACKS_KERNEL)
+		return "the kernel has no user shadow-stack support: /proc/self/status has no "
+		       "x86_Thread_features line";
+	return "the CPU has no user shadow stacks, or the kernel does not use them on it: "
+	       "/proc/cpuinfo lacks user_shstk";
+}
 
-	/* A program we may execute but not read: the kernel makes its process
-	 * non-dumpable, and then hides it from its own tracer (/proc/PID/exe,
-	 * auxv, its memory); nothing could be verified, nor could it be made
-	 * to exit by itself. Refused before it runs. (Swapped in after this
-	 * check, it is killed at the first failed read.) */
-	if (faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) < 0 && errno == EACCES) {
+/* The one line for a refusal before anything started; the exit status. */
+static int say_refusal(const struct run_ctx *c)
+{
+	char nbuf[NAME_SHOWN];
+
+	switch (c->p.refusal) {
+	case RUN_GO:
+		return 0;
+	case RUN_REFUSE_GLIBC_OLD:
+		say("--method=glibc needs glibc >= %s, which manages shadow stacks itself; "
+		    "this is glibc %s (use --method=ptrace)", CET_GLIBC_MANAGES_SHSTK, c->glibc);
+		break;
+	case RUN_REFUSE_GLIBC_OPTIONS:
+		say("--method=glibc cannot do --wrss or --no-lock (glibc locks the "
+		    "shadow stack itself); use --method=ptrace");
+		break;
+	case RUN_REFUSE_UNSUPPORTED:
+		say("this CPU/kernel cannot do shadow stacks (%s); %s was not started",
+		    lacks_str(c->f.lacks), shown(c->path, nbuf));
+		break;
+	case RUN_REFUSE_EXEC_ONLY:
+		/* (Swapped in after this check, it is killed at the first failed read.) */
 		say("refusing to run %s: it is execute-only for you (not readable): the kernel "
 		    "hides such a process from its tracer, so its start-up cannot be verified; "
-		    "program not run", shown(path, nbuf));
-		return CETCTL_EXIT_RUN_FAILED;
+		    "program not run", shown(c->path, nbuf));
+		break;
 	}
+	return CETCTL_EXIT_RUN_FAILED;
+}
 
-	if (!o.quiet && !o.trace_only) {
-		if (elf_marked_shstk(path, &blocks) == 0)
-			say("warning: %s is not marked shadow-stack compatible (no SHSTK "
-			    "property); it may fault where it switches stacks", path);
-		if (system_libc_path(libc, sizeof(libc)) && elf_marked_shstk(libc, &blocks) == 0)
-			say("warning: the C library %s is not marked shadow-stack compatible", libc);
-		if (!cet_glibc)
-			say("warning: glibc %s does not manage shadow stacks: %s; "
-			    "makecontext/swapcontext are not covered", gnu_get_libc_version(),
-			    o.preload ? "longjmp is kept consistent by the preload library" :
-			    "longjmp will fault (--no-preload)");
-	}
+static void say_warnings(const struct run_ctx *c)
+{
+	unsigned int w = c->p.warn;
+
+	if (w & RUN_WARN_PROG_UNMARKED)
+		say("warning: %s is not marked shadow-stack compatible (no SHSTK "
+		    "property); it may fault where it switches stacks", c->path);
+	if (w & RUN_WARN_LIBC_UNMARKED)
+		say("warning: the C library %s is not marked shadow-stack compatible", c->libc);
+	if (w & RUN_WARN_GLIBC_UNAWARE)
+		say("warning: glibc %s does not manage shadow stacks: %s; "
+		    "makecontext/swapcontext are not covered", c->glibc,
+		    c->o.preload ? "longjmp is kept consistent by the preload library" :
+		    "longjmp will fault (--no-preload)");
+	if (w & RUN_WARN_ASAN)
+		say("warning: %s uses AddressSanitizer: not preloading %s", c->path,
+		    PRELOAD_NAME);
+	if (w & RUN_WARN_NO_PRELOAD)
+		say("warning: not using %s: %s; running without it%s", PRELOAD_NAME, c->why,
+		    c->o.trace_only ? "" : ", longjmp will fault");
+}
+
+/* Start the program as planned: it replaces cetctl, or the status. */
+static int execute(struct run_ctx *c)
+{
+	struct launch_result res;
+	char **envp = environ;
+	int rc;
 
 	if (init_like()) {
 		rc = stay_parent();
 		if (rc >= 0)
 			return rc;
 	}
-
-	if (o.method == METHOD_GLIBC) {
-		/* Appended: in GLIBC_TUNABLES the last setting of a tunable wins.
-		 * Started through the tracer all the same: a privileged exec
-		 * (where glibc ignores tunables) is refused, and what the loader
-		 * did is verified at the program's entry point (lib/launch.c).
-		 * --trace-only: the same stop and check, nothing asked of glibc. */
-		if (!o.trace_only) {
-			envp = env_with("GLIBC_TUNABLES", "glibc.cpu.hwcaps=SHSTK", ':', true);
-			if (!envp) {
-				say("out of memory");
-				return CETCTL_EXIT_RUN_FAILED;
-			}
-			lo.enable = lo.lock = ARCH_SHSTK_SHSTK;
-		}
-		lo.at_entry = true;
-		launch_exec(path, argv, envp, &lo, start_failed, path, &res);
-		env_free(envp);
-		return launch_failed(&res, path);
+	/* GLIBC_TUNABLES appended: there the last setting of a tunable wins.
+	 * Started through the tracer all the same: a privileged exec (where
+	 * glibc ignores tunables) is refused, and what the loader did is
+	 * verified at the program's entry point (lib/shstk-launch.c). LD_PRELOAD
+	 * prepended: ours first. */
+	if (c->p.tunable)
+		envp = env_with("GLIBC_TUNABLES", "glibc.cpu.hwcaps=SHSTK", ':', true);
+	else if (c->p.preload)
+		envp = env_with("LD_PRELOAD", c->preload, ':', false);
+	if (!envp) {
+		say("out of memory");
+		return CETCTL_EXIT_RUN_FAILED;
 	}
-
-	/* A sanitizer runtime must come first among the loaded objects and
-	 * intercepts setjmp/longjmp itself: no preload library for it. */
-	if (o.preload && elf_needs_prefix(path, "libasan.so") == 1) {
-		if (!o.quiet && !o.trace_only)
-			say("warning: %s uses AddressSanitizer: not preloading %s", path,
-			    PRELOAD_NAME);
-		o.preload = false;
-	}
-	if (!cet_glibc && o.preload) {
-		preload = find_preload(pbuf, sizeof(pbuf), why, sizeof(why));
-		/* Refusing an untrusted library is always said; a missing one
-		 * only when it matters. */
-		if (!preload && (strncmp(why, "not found", 9) || (!o.quiet && !o.trace_only)))
-			say("warning: not using %s: %s; running without it%s", PRELOAD_NAME, why,
-			    o.trace_only ? "" : ", longjmp will fault");
-		if (preload) {
-			envp = env_with("LD_PRELOAD", preload, ':', false);
-			if (!envp) {
-				say("out of memory");
-				return CETCTL_EXIT_RUN_FAILED;
-			}
-		}
-	}
-
-	if (o.shstk)
-		lo.enable = ARCH_SHSTK_SHSTK | (o.wrss ? ARCH_SHSTK_WRSS : 0);
-	/* Lock both bits: WRSS stays in the state chosen here (off unless --wrss). */
-	lo.lock = o.lock && o.shstk ? ARCH_SHSTK_SHSTK | ARCH_SHSTK_WRSS : 0;
-	launch_exec(path, argv, envp, &lo, start_failed, path, &res);
+	launch_exec(c->path, c->argv, envp, &c->p.launch, start_failed, c->path, &res);
 	env_free(envp);
-	return launch_failed(&res, path);
+	return launch_failed(&res, c->path);
+}
+
+/* Without --shstk/--wrss/--trace-only: the program, simply exec'd. */
+static int exec_plain(struct run_ctx *c)
+{
+	char nbuf[NAME_SHOWN];
+	int err;
+
+	execve(c->path, c->argv, environ);
+	err = errno;
+	say("%s: %s", shown(c->path, nbuf), strerror(err));
+	return err == ENOENT ? CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
+}
+
+/* parse -> resolve -> gather facts -> plan -> say -> execute */
+int cmd_run(int argc, char **argv)
+{
+	struct run_ctx c = {
+		.o = { .lock = true, .preload = true, .method = RUN_METHOD_AUTO },
+	};
+	int rc;
+
+	rc = parse_args(argc, argv, &c);
+	if (rc >= 0)
+		return rc;
+	rc = resolve_program(c.argv[0], c.path, sizeof(c.path));
+	if (rc)
+		return rc;
+	if (!c.o.shstk && !c.o.trace_only)
+		return exec_plain(&c);
+	gather_facts(&c);
+	run_plan(&c.o, &c.f, &c.p);
+	if (c.p.refusal)
+		return say_refusal(&c);
+	say_warnings(&c);
+	return execute(&c);
 }

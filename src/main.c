@@ -17,10 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "c.h"
 #include "cetctl.h"
 #include "config.h"
 #ifdef CETCTL_FAULT_HOOKS
-#include "launch.h"
+#include "shstk-launch.h"
 #endif
 
 struct cetctl_globals cetctl_globals = {
@@ -144,7 +145,7 @@ static void usage(void)
 	printf("Usage: cetctl [options] <command> [command options] [args]\n\n");
 	printf("Inspect and control x86 CET user shadow stacks.\n\n");
 	printf("Commands:\n");
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
 		printf("  %-8s %s\n", commands[i].name, commands[i].summary);
 	printf("\nOptions:\n");
 	printf("  -J, --json             use JSON output format\n");
@@ -217,7 +218,7 @@ int main(int argc, char **argv)
 		return cetctl_usage_error(NULL);
 	}
 
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(commands); i++) {
 		if (strcmp(argv[optind], commands[i].name) == 0) {
 			static char prog[32];
 

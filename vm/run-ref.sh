@@ -17,7 +17,7 @@
 #   vm/run-ref.sh bochs --suites bochs-quirks
 # Summary label: qemu-ref / bochs-ref; logs build/vm/<label>-console.log. The guest gets
 # cetctl.ref=1 on its command line: tests/guest/smoke.bats then expects a 6.12 kernel and
-# the ELF-policy test expects mainline's behaviour (no seed 011 policy: legacy ELF allowed).
+# the ELF-policy test expects mainline's behaviour (no legacy-ELF policy: legacy ELF allowed).
 #   vm/run-ref.sh bochs --criu   the CRIU suite (tests/guest/criu.bats) on its own image
 #   vm/run-ref.sh bochs --fixes --suites conformance-hazards   the same 6.12 with our fixes
 #                                for mainline (kernel-series/mainline/) applied: label

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "c.h"
 #include "elf-deps.h"
 
 #define DYN_READ_MAX	(1U << 20)
@@ -116,6 +117,24 @@ int elf_cet_read_path(const char *path, struct elf_cet_info *out)
 	return rc;
 }
 
+const char *elf_legacy_blocker(const char *path, char *buf, size_t size)
+{
+	struct elf_cet_info info;
+	const char *interp;
+
+	if (elf_cet_read_path(path, &info) < 0)
+		return NULL;
+	interp = elf_cet_interp64(&info);
+	if (interp) {
+		snprintf(buf, size, "%s", interp);
+		if (elf_cet_read_path(buf, &info) < 0)
+			return NULL;
+	} else {
+		snprintf(buf, size, "%s", path);
+	}
+	return info.kernel == ELF_KERNEL_BLOCKS ? buf : NULL;
+}
+
 /* ---- dynamic section ---------------------------------------------------- */
 
 static void dyninfo_free(struct dyninfo *d)
@@ -181,16 +200,90 @@ static bool vaddr_to_off(Elf *e, size_t phnum, uint64_t vaddr, uint64_t *off)
 	return false;
 }
 
+/* The string offsets the dynamic section names (UINT64_MAX: absent). */
+struct dyn_tags {
+	uint64_t needed[NEEDED_MAX];
+	size_t nneeded;
+	uint64_t rpath, runpath, soname;
+	uint64_t strtab, strsz;
+	bool have_strtab;
+};
+
+static void scan_dynamic(const unsigned char *dyn, size_t dynlen, bool elf64,
+			 struct dyn_tags *t)
+{
+	*t = (struct dyn_tags){ .rpath = UINT64_MAX, .runpath = UINT64_MAX,
+				.soname = UINT64_MAX };
+	for (size_t o = 0, ent = elf64 ? 16 : 8; o + ent <= dynlen; o += ent) {
+		uint64_t tag = elf64 ? le64(dyn + o) : le32(dyn + o);
+		uint64_t val = elf64 ? le64(dyn + o + 8) : le32(dyn + o + 4);
+
+		if (tag == DT_NULL)
+			break;
+		switch (tag) {
+		case DT_NEEDED:
+			if (t->nneeded < NEEDED_MAX)
+				t->needed[t->nneeded++] = val;
+			break;
+		case DT_RPATH:
+			t->rpath = val;
+			break;
+		case DT_RUNPATH:
+			t->runpath = val;
+			break;
+		case DT_SONAME:
+			t->soname = val;
+			break;
+		case DT_STRTAB:
+			t->strtab = val;
+			t->have_strtab = true;
+			break;
+		case DT_STRSZ:
+			t->strsz = val;
+			break;
+		}
+	}
+}
+
+/* The names @t points at, from the string table at file offset @stroff,
+ * into @d. 0, ELF_CET_ECORRUPT or -ENOMEM. */
+static int read_dyn_names(int fd, uint64_t fsize, uint64_t stroff, const struct dyn_tags *t,
+			  struct dyninfo *d)
+{
+	d->needed = calloc(t->nneeded ? t->nneeded : 1, sizeof(char *));
+	if (!d->needed)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nneeded; i++) {
+		char *s;
+
+		if (t->needed[i] >= t->strsz)
+			continue;
+		s = read_str(fd, stroff + t->needed[i], fsize);
+		if (!s || !*s || !sane_name(s)) {
+			/* separate debug files (.debug) keep the program headers
+			 * but not the bytes behind them: garbage, not names */
+			free(s);
+			return ELF_CET_ECORRUPT;
+		}
+		d->needed[d->nneeded++] = s;
+	}
+	if (t->rpath < t->strsz)
+		d->rpath = read_str(fd, stroff + t->rpath, fsize);
+	if (t->runpath < t->strsz)
+		d->runpath = read_str(fd, stroff + t->runpath, fsize);
+	if (t->soname < t->strsz)
+		d->soname = read_str(fd, stroff + t->soname, fsize);
+	return 0;
+}
+
 static int read_dyninfo(const char *path, struct dyninfo *d)
 {
 	struct stat st;
 	Elf *e = NULL;
 	size_t phnum = 0;
-	uint64_t strtab = 0, stroff, strsz = 0;
-	uint64_t needed_off[NEEDED_MAX], rpath = UINT64_MAX, runpath = UINT64_MAX;
-	uint64_t soname = UINT64_MAX;
-	size_t nneeded = 0;
-	bool elf64, have_strtab = false;
+	uint64_t stroff;
+	struct dyn_tags t;
+	bool elf64;
 	unsigned char *dyn = NULL;
 	size_t dynlen = 0;
 	int fd, rc = 0;
@@ -241,68 +334,14 @@ static int read_dyninfo(const char *path, struct dyninfo *d)
 		}
 	}
 
-	for (size_t o = 0, ent = elf64 ? 16 : 8; o + ent <= dynlen; o += ent) {
-		uint64_t tag = elf64 ? le64(dyn + o) : le32(dyn + o);
-		uint64_t val = elf64 ? le64(dyn + o + 8) : le32(dyn + o + 4);
-
-		if (tag == DT_NULL)
-			break;
-		switch (tag) {
-		case DT_NEEDED:
-			if (nneeded < NEEDED_MAX)
-				needed_off[nneeded++] = val;
-			break;
-		case DT_RPATH:
-			rpath = val;
-			break;
-		case DT_RUNPATH:
-			runpath = val;
-			break;
-		case DT_SONAME:
-			soname = val;
-			break;
-		case DT_STRTAB:
-			strtab = val;
-			have_strtab = true;
-			break;
-		case DT_STRSZ:
-			strsz = val;
-			break;
-		}
-	}
-	if (!have_strtab || strsz == 0)
+	scan_dynamic(dyn, dynlen, elf64, &t);
+	if (!t.have_strtab || t.strsz == 0)
 		goto out;
-	if (!vaddr_to_off(e, phnum, strtab, &stroff)) {
+	if (!vaddr_to_off(e, phnum, t.strtab, &stroff)) {
 		rc = ELF_CET_ECORRUPT;
 		goto out;
 	}
-	d->needed = calloc(nneeded ? nneeded : 1, sizeof(char *));
-	if (!d->needed) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < nneeded; i++) {
-		char *s;
-
-		if (needed_off[i] >= strsz)
-			continue;
-		s = read_str(fd, stroff + needed_off[i], (uint64_t)st.st_size);
-		if (s && *s && sane_name(s)) {
-			d->needed[d->nneeded++] = s;
-		} else {
-			/* separate debug files (.debug) keep the program headers
-			 * but not the bytes behind them: garbage, not names */
-			free(s);
-			rc = ELF_CET_ECORRUPT;
-			goto out;
-		}
-	}
-	if (rpath < strsz)
-		d->rpath = read_str(fd, stroff + rpath, (uint64_t)st.st_size);
-	if (runpath < strsz)
-		d->runpath = read_str(fd, stroff + runpath, (uint64_t)st.st_size);
-	if (soname < strsz)
-		d->soname = read_str(fd, stroff + soname, (uint64_t)st.st_size);
+	rc = read_dyn_names(fd, (uint64_t)st.st_size, stroff, &t, d);
 out:
 	free(dyn);
 	if (e)
@@ -542,7 +581,7 @@ static bool expand_dst(const char *in, size_t len, const char *origin,
 				{ "ORIGIN", 0 }, { "{ORIGIN}", 0 }, { "LIB", 1 },
 				{ "{LIB}", 1 }, { "PLATFORM", 2 }, { "{PLATFORM}", 2 },
 			};
-			for (size_t k = 0; k < sizeof(dsts) / sizeof(dsts[0]); k++) {
+			for (size_t k = 0; k < ARRAY_SIZE(dsts); k++) {
 				size_t l = strlen(dsts[k].name);
 
 				if (len - i - 1 >= l && strncmp(in + i + 1, dsts[k].name, l) == 0) {
@@ -754,6 +793,12 @@ static int push_missing(struct elf_closure *c, const char *name)
 	return 0;
 }
 
+/*
+ * One breadth-first walk, in the loader's order: the program, its
+ * interpreter, then each object's DT_NEEDED. Kept as one function (about
+ * 100 lines) because the queue, the set of names already loaded and the
+ * walk's generation mark are shared by every step and freed at one exit.
+ */
 int elf_deps_closure(struct elf_deps_ctx *ctx, const char *path,
 		     const struct elf_cet_info *info, struct elf_closure *out)
 {

@@ -73,6 +73,14 @@ int elf_deps_cache_parse(struct elf_deps_ctx *ctx, const void *buf, size_t size)
  * symlinks) and judge it. Returns 0 or -errno / ELF_CET_*. */
 int elf_cet_read_path(const char *path, struct elf_cet_info *out);
 
+/*
+ * The file whose old IBT/SHSTK marking makes the kernel's legacy-ELF policy
+ * refuse shadow stacks to the program @path: its (64-bit) interpreter when
+ * it has one, which the kernel judges instead, else the program itself;
+ * NULL when neither is refused (or cannot be read). The path in @buf.
+ */
+const char *elf_legacy_blocker(const char *path, char *buf, size_t size);
+
 /* Whether the ELF file at @path has a DT_NEEDED entry starting with
  * @prefix (e.g. "libasan.so"): 1 yes, 0 no, or -errno. */
 int elf_needs_prefix(const char *path, const char *prefix);

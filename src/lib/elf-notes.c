@@ -2,9 +2,9 @@
 /*
  * ELF x86 CET property notes: parse them, and judge them the way glibc's
  * loader (sysdeps/x86 _dl_process_property_note) and our kernel series
- * (binfmt_elf parse_elf_properties + seed 011) do. The rules are the
- * loaders', the code is ours; every read is bounds-checked because the
- * input is untrusted.
+ * (binfmt_elf parse_elf_properties + its legacy-ELF policy) do. The
+ * rules are the loaders', the code is ours; every read is bounds-checked
+ * because the input is untrusted.
  */
 #include <errno.h>
 #include <gelf.h>
@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "c.h"
 #include "elf-notes.h"
 
 /* Note segments larger than this are not property notes worth reading. */
@@ -1244,12 +1245,49 @@ const char *elf_cet_kind_str(enum elf_cet_kind k)
 	return "?";
 }
 
+enum elf_arch elf_arch_of(int elfclass, unsigned int machine)
+{
+	if (machine == EM_386)
+		return ELF_ARCH_I386;
+	if (machine == EM_X86_64 && elfclass == ELFCLASS64)
+		return ELF_ARCH_X86_64;
+	if (machine == EM_X86_64 && elfclass == ELFCLASS32)
+		return ELF_ARCH_X32;
+	return ELF_ARCH_OTHER;
+}
+
+enum elf_arch elf_arch_read_fd(int fd)
+{
+	Elf64_Ehdr eh;
+	ssize_t n = pread(fd, &eh, sizeof(eh), 0);
+
+	if (n < EI_NIDENT || memcmp(eh.e_ident, ELFMAG, SELFMAG))
+		return ELF_ARCH_NOT_ELF;
+	/* e_machine is at the same offset in both classes */
+	if (n < (ssize_t)(offsetof(Elf64_Ehdr, e_machine) + sizeof(eh.e_machine)) ||
+	    (eh.e_ident[EI_CLASS] == ELFCLASS64 && n != (ssize_t)sizeof(eh)))
+		return ELF_ARCH_OTHER;
+	return elf_arch_of(eh.e_ident[EI_CLASS], eh.e_machine);
+}
+
+const char *elf_cet_interp64(const struct elf_cet_info *info)
+{
+	return info->elfclass == ELFCLASS64 && info->kfacts.interp_rc == 0 ?
+	       info->kfacts.interp : NULL;
+}
+
+bool elf_cet_shstk_marked(const struct elf_cet_info *info)
+{
+	return info->loader_feature_1_and & CET_X86_FEATURE_1_SHSTK;
+}
+
 const char *elf_cet_arch_str(const struct elf_cet_info *info, char *buf, size_t size)
 {
+	enum elf_arch a = elf_arch_of(info->elfclass, info->machine);
+
 	/* the common names without snprintf: this is on every row of elf */
-	if (info->machine == EM_X86_64 || info->machine == EM_386) {
-		const char *n = info->machine == EM_386 ? "i386" :
-				info->elfclass == ELFCLASS32 ? "x32" : "x86-64";
+	if (a == ELF_ARCH_X86_64 || a == ELF_ARCH_X32 || a == ELF_ARCH_I386) {
+		const char *n = a == ELF_ARCH_I386 ? "i386" : a == ELF_ARCH_X32 ? "x32" : "x86-64";
 
 		size_t len = size ? strnlen(n, size - 1) : 0;
 
@@ -1295,7 +1333,7 @@ const char *elf_isa_1_str(uint32_t v, char *buf, size_t size)
 	static const char *const names[] = {
 		"x86-64-baseline", "x86-64-v2", "x86-64-v3", "x86-64-v4",
 	};
-	return bits_str(v, names, sizeof(names) / sizeof(names[0]), buf, size);
+	return bits_str(v, names, ARRAY_SIZE(names), buf, size);
 }
 
 const char *elf_feature_2_str(uint32_t v, char *buf, size_t size)
@@ -1304,5 +1342,5 @@ const char *elf_feature_2_str(uint32_t v, char *buf, size_t size)
 		"x86", "x87", "mmx", "xmm", "ymm", "zmm", "fxsr", "xsave",
 		"xsaveopt", "xsavec", "tmm", "mask",
 	};
-	return bits_str(v, names, sizeof(names) / sizeof(names[0]), buf, size);
+	return bits_str(v, names, ARRAY_SIZE(names), buf, size);
 }

@@ -217,6 +217,24 @@ enum elf_kernel_verdict elf_kernel_judge(const struct elf_cet_info *prog,
 					 enum elf_kernel_policy policy, bool x32_abi, int *err,
 					 const char **why);
 
+/* The machine an ELF header names, as the kernel tells x86 programs apart. */
+enum elf_arch {
+	ELF_ARCH_NOT_ELF = 0,	/* no ELF magic, or shorter than e_ident */
+	ELF_ARCH_X86_64,	/* ELFCLASS64, EM_X86_64 */
+	ELF_ARCH_X32,		/* ELFCLASS32, EM_X86_64 */
+	ELF_ARCH_I386,		/* EM_386 */
+	ELF_ARCH_OTHER,		/* anything else, or a header cut short */
+};
+enum elf_arch elf_arch_of(int elfclass, unsigned int machine);
+/* The ELF header of the file open on @fd only (one read). */
+enum elf_arch elf_arch_read_fd(int fd);
+
+/* The interpreter (PT_INTERP) of a 64-bit program as binfmt_elf reads it
+ * (NUL-terminated, at most PATH_MAX), or NULL. */
+const char *elf_cet_interp64(const struct elf_cet_info *info);
+/* Marked SHSTK as glibc's loader sees it (a note it ignores is no mark). */
+bool elf_cet_shstk_marked(const struct elf_cet_info *info);
+
 /* Short human texts. */
 const char *elf_prop_problem_str(enum elf_prop_problem p);
 const char *elf_note_source_str(enum elf_note_source s);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "c.h"
 #include "proc-status.h"
 #include "util.h"
 
@@ -94,7 +95,7 @@ static enum status_key status_key(const char *key, size_t len)
 #undef KEY
 	size_t i;
 
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
 		if (keys[i].len == len && memcmp(keys[i].s, key, len) == 0)
 			return keys[i].k;
 	return K_NONE;
@@ -490,7 +491,7 @@ static const char *unit_of_path(char *path)
 	for (comp = strtok_r(path, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
 		size_t len = strlen(comp), i;
 
-		for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(kinds); i++) {
 			size_t k = strlen(kinds[i]);
 
 			if (len > k && strcmp(comp + len - k, kinds[i]) == 0)

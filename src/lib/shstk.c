@@ -15,10 +15,6 @@
 
 #include "proc-status.h"
 #include "shstk.h"
-#include "util.h"
-
-#define STATUS_MAX	(64 * 1024)
-#define CPUINFO_MAX	(4 * 1024 * 1024)
 
 long shstk_arch_prctl(int option, unsigned long arg)
 {
@@ -195,62 +191,6 @@ void shstk_features_parse(const char *status, struct shstk_proc_features *f)
 		f->enabled = feature_words(en);
 	if (lk)
 		f->locked = feature_words(lk);
-}
-
-int shstk_features_read(const char *root, pid_t pid, struct shstk_proc_features *f)
-{
-	char path[4096], *text;
-	long n;
-	int ret;
-
-	ret = cet_proc_path(path, sizeof(path), root, "%d/status", (int)pid);
-	if (ret < 0)
-		return ret;
-	n = cet_read_file(path, STATUS_MAX, &text);
-	if (n < 0)
-		return (int)n;
-	shstk_features_parse(text, f);
-	free(text);
-	return 0;
-}
-
-int shstk_cpu_user_shstk(const char *root)
-{
-	char path[4096], *text;
-	const char *p;
-	long n;
-	int ret, found = 0;
-
-	ret = cet_proc_path(path, sizeof(path), root, "cpuinfo");
-	if (ret < 0)
-		return ret;
-	n = cet_read_file(path, CPUINFO_MAX, &text);
-	if (n < 0)
-		return (int)n;
-	/* The first "flags\t\t: ..." line is enough: the kernel keeps them
-	 * uniform across CPUs. */
-	for (p = text; p && *p; ) {
-		if (strncmp(p, "flags", 5) == 0 && p[5 + strspn(p + 5, " \t")] == ':') {
-			p += 5 + strspn(p + 5, " \t") + 1;
-			break;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	while (p && *p && *p != '\n') {
-		size_t len;
-
-		p += strspn(p, " \t");
-		len = strcspn(p, " \t\n");
-		if (len == 10 && strncmp(p, "user_shstk", 10) == 0) {
-			found = 1;
-			break;
-		}
-		p += len;
-	}
-	free(text);
-	return found;
 }
 
 const char *shstk_features_str(unsigned long bits, char *buf, size_t size)

@@ -77,7 +77,8 @@ struct shstk_pivot_result {
  */
 int shstk_pivot(unsigned long token, struct shstk_pivot_result *res);
 
-/* The x86_Thread_features lines of one process (seed 010 format). */
+/* The x86_Thread_features lines of one process ("x86: Expose thread
+ * features in /proc/$PID/status", kernel-series/). */
 struct shstk_proc_features {
 	bool present;		/* the kernel prints the lines */
 	unsigned long enabled;	/* ARCH_SHSTK_SHSTK / ARCH_SHSTK_WRSS bits */
@@ -86,11 +87,6 @@ struct shstk_proc_features {
 
 /* Parse status text; never fails (absent lines: present = false). */
 void shstk_features_parse(const char *status, struct shstk_proc_features *f);
-/* Read <root>/<pid>/status (root NULL = /proc). 0 or -errno. */
-int shstk_features_read(const char *root, pid_t pid, struct shstk_proc_features *f);
-
-/* cpuinfo says "user_shstk" (root NULL = /proc): 1, 0, or -errno. */
-int shstk_cpu_user_shstk(const char *root);
 
 /* "shstk wrss" style words for a feature mask, "none" for 0. */
 const char *shstk_features_str(unsigned long bits, char *buf, size_t size);

@@ -248,17 +248,23 @@ static long read_gz(const char *path, size_t max, char **out)
 	return (long)len;
 }
 
+/* No kernel configuration read (yet, or found): every symbol unknown. */
+static void kconfig_unknown(struct cet_sysinfo *si)
+{
+	si->kconfig_shstk = CET_UNKNOWN;
+	si->kconfig_allow_broken = CET_UNKNOWN;
+	si->kconfig_legacy_policy = CET_UNKNOWN;
+	si->kconfig_x32 = CET_UNKNOWN;
+	si->kconfig_source[0] = '\0';
+}
+
 static void read_kconfig(const char *root, struct cet_sysinfo *si)
 {
 	char path[PATH_MAX], *text = NULL;
 	struct utsname u;
 	long n = -ENOENT;
 
-	si->kconfig_shstk = CET_UNKNOWN;
-	si->kconfig_allow_broken = CET_UNKNOWN;
-	si->kconfig_legacy_policy = CET_UNKNOWN;
-	si->kconfig_x32 = CET_UNKNOWN;
-	si->kconfig_source[0] = '\0';
+	kconfig_unknown(si);
 
 	if (!cet_proc_path(path, sizeof(path), root, "config.gz"))
 		n = read_gz(path, KCONFIG_MAX, &text);
@@ -304,7 +310,7 @@ bool cet_ss_is_x86_shstk(const char *root, char *machine, size_t size)
 	return true;
 }
 
-int cet_sysinfo_read(const char *root, struct cet_sysinfo *si)
+int cet_sysinfo_read_support(const char *root, struct cet_sysinfo *si)
 {
 	char path[PATH_MAX], *text;
 	struct proc_status st;
@@ -312,6 +318,7 @@ int cet_sysinfo_read(const char *root, struct cet_sysinfo *si)
 	int rc;
 
 	memset(si, 0, sizeof(*si));
+	kconfig_unknown(si);
 
 	rc = cet_proc_path(path, sizeof(path), root, "cpuinfo");
 	if (rc)
@@ -324,8 +331,6 @@ int cet_sysinfo_read(const char *root, struct cet_sysinfo *si)
 		free(text);
 	}
 
-	read_kconfig(root, si);
-
 	rc = -ENOENT;
 	if (!cet_proc_path(path, sizeof(path), root, "self/status") &&
 	    (n = cet_read_file(path, 65536, &text)) >= 0) {
@@ -334,6 +339,22 @@ int cet_sysinfo_read(const char *root, struct cet_sysinfo *si)
 	}
 	si->status_lines = rc == 0 ? (st.features.present ? CET_YES : CET_NO) : CET_UNKNOWN;
 
+	snprintf(si->glibc_version, sizeof(si->glibc_version), "%s", gnu_get_libc_version());
+	si->glibc_can_enable = cet_glibc_manages_shstk(si->glibc_version);
+
+	si->ss_is_x86_shstk = cet_ss_is_x86_shstk(root, si->machine, sizeof(si->machine));
+	return 0;
+}
+
+int cet_sysinfo_read(const char *root, struct cet_sysinfo *si)
+{
+	char path[PATH_MAX], *text;
+	int rc;
+
+	rc = cet_sysinfo_read_support(root, si);
+	if (rc)
+		return rc;
+	read_kconfig(root, si);
 	rc = cet_proc_path(path, sizeof(path), root, "cmdline");
 	if (rc)
 		return rc;
@@ -341,20 +362,47 @@ int cet_sysinfo_read(const char *root, struct cet_sysinfo *si)
 		cet_cmdline_parse(text, si);
 		free(text);
 	}
-
-	snprintf(si->glibc_version, sizeof(si->glibc_version), "%s", gnu_get_libc_version());
-	si->glibc_can_enable = cet_glibc_version_cmp(si->glibc_version, "2.39") >= 0;
-
-	si->ss_is_x86_shstk = cet_ss_is_x86_shstk(root, si->machine, sizeof(si->machine));
 	return 0;
 }
 
-bool cet_sysinfo_supported(const struct cet_sysinfo *si)
+unsigned int cet_sysinfo_lacks(const struct cet_sysinfo *si)
 {
 	/* user_shstk in cpuinfo is the kernel saying "I run user shadow
 	 * stacks on this CPU"; the status lines say the kernel was built with
 	 * the support. Both are needed. */
-	return si->cpu_user_shstk && si->status_lines == CET_YES;
+	return (si->status_lines == CET_YES ? 0 : CET_LACKS_KERNEL) |
+	       (si->cpu_user_shstk ? 0 : CET_LACKS_CPU);
+}
+
+bool cet_sysinfo_supported(const struct cet_sysinfo *si)
+{
+	return cet_sysinfo_lacks(si) == 0;
+}
+
+bool cet_glibc_manages_shstk(const char *version)
+{
+	return cet_glibc_version_cmp(version, CET_GLIBC_MANAGES_SHSTK) >= 0;
+}
+
+const char *cet_libc_path(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4096];
+
+	buf[0] = '\0';
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+
+		if (p && strstr(p, "/libc.so.6")) {
+			p[strcspn(p, "\n")] = '\0';
+			snprintf(buf, size, "%s", p);
+			break;
+		}
+	}
+	fclose(f);
+	return buf[0] ? buf : NULL;
 }
 
 const char *cet_sysinfo_legacy_policy(const struct cet_sysinfo *si, const char **why)

@@ -43,11 +43,34 @@ struct cet_sysinfo {
 	bool ss_is_x86_shstk;		/* smaps "ss" means an x86 shadow stack */
 };
 
+/* The glibc release from which the C library enables shadow stacks itself. */
+#define CET_GLIBC_MANAGES_SHSTK	"2.39"
+
 /* Fill @si. Missing files are facts (recorded as unknown), not errors. */
 int cet_sysinfo_read(const char *root, struct cet_sysinfo *si);
+/*
+ * Only what cet_sysinfo_supported() and the C library fields need: cpuinfo,
+ * the status lines, glibc and the machine. The kernel configuration (an
+ * inflated config.gz, about 1 ms) and the command line are not read: their
+ * fields stay unknown/empty. For callers that ask no more than that
+ * (`cetctl run` on every start-up).
+ */
+int cet_sysinfo_read_support(const char *root, struct cet_sysinfo *si);
 
+/* What keeps user shadow stacks from running right now (bits; 0: nothing). */
+#define CET_LACKS_KERNEL	(1U << 0)	/* no x86_Thread_features status lines */
+#define CET_LACKS_CPU		(1U << 1)	/* cpuinfo lacks user_shstk */
+unsigned int cet_sysinfo_lacks(const struct cet_sysinfo *si);
 /* Overall: the kernel and CPU can run user shadow stacks right now. */
 bool cet_sysinfo_supported(const struct cet_sysinfo *si);
+
+/* Whether glibc @version (gnu_get_libc_version()) manages shadow stacks. */
+bool cet_glibc_manages_shstk(const char *version);
+/*
+ * The path of the C library mapped into this process (the system's
+ * libc.so.6, from /proc/self/maps) into @buf; NULL when none is found.
+ */
+const char *cet_libc_path(char *buf, size_t size);
 /*
  * The legacy-ELF policy of the kernel (CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN): "block", "allow", "none"
  * (no such policy: no shadow-stack support, or a mainline kernel) or

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Kernel conformance: the seed 011 legacy-ELF policy. A binary marked SHSTK in
+# Kernel conformance: the kernel series' legacy-ELF policy. A binary marked SHSTK in
 # GNU_PROPERTY_X86_FEATURE_1_AND is refused the shadow-stack APIs (EINVAL, except
 # ARCH_SHSTK_STATUS) unless the policy allows it (boot parameter shstk_legacy_elf=allow|block,
 # else CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN). Unmarked binaries are never blocked.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * shstk_elf - the seed 011 legacy-ELF policy, seen from the program itself.
+ * shstk_elf - the kernel series' legacy-ELF policy, seen from the program itself.
  *
  * Built twice from this file: shstk_elf_plain (no marking) and shstk_elf_marked (linked
  * with -z shstk: GNU_PROPERTY_X86_FEATURE_1_AND carries SHSTK). The kernel may refuse

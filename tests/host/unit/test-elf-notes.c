@@ -350,7 +350,7 @@ static void test_image_dynamic_marked(void)
 	CHECK(info.source == ELF_NOTE_SRC_GNU_PROPERTY);
 	CHECK(info.note.found && info.note.problem == ELF_PROP_OK);
 	CHECK(info.loader_ok && info.loader_feature_1_and == IBT_SHSTK);
-	CHECK(info.kernel == ELF_KERNEL_BLOCKS);	/* seed 011 policy */
+	CHECK(info.kernel == ELF_KERNEL_BLOCKS);	/* the legacy-ELF policy */
 }
 
 static void test_image_static_pt_note_only(void)

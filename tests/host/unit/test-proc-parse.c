@@ -36,7 +36,8 @@ static int failures, checks;
 	}								\
 } while (0)
 
-/* As the seed-010 kernel prints it: each word followed by a space. */
+/* As the kernel series prints it ("x86: Expose thread features in
+ * /proc/$PID/status"): each word followed by a space. */
 static const char status_cet[] =
 	"Name:\tsleep\n"
 	"Umask:\t0022\n"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The fail-closed start-up (see launch.h). Processes and stops:
+ * The fail-closed start-up (see shstk-launch.h). Processes and stops:
  *
  *   caller P (becomes the program)      tracer T (grandchild, own pgrp)
  *   clone C (no exit signal);
@@ -89,8 +89,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "c.h"
 #include "cet-abi.h"
-#include "launch.h"
+#include "elf-notes.h"
+#include "shstk-launch.h"
 #include "shstk.h"
 
 #ifndef PTRACE_EVENT_STOP
@@ -313,7 +315,7 @@ int launch_fault_list(FILE *out, const char *method)
 		want = FAULT_GLIBC;
 	else if (method && *method && strcmp(method, "all") != 0)
 		return -EINVAL;
-	for (i = 0; i < sizeof(fault_steps) / sizeof(fault_steps[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(fault_steps); i++)
 		if (fault_steps[i].methods & want)
 			fprintf(out, "%s\n", fault_steps[i].name);
 	return 0;
@@ -324,10 +326,10 @@ static void fault_point(const char *step, pid_t program)
 	size_t i;
 
 	/* a point missing from the list would be missed by every test */
-	for (i = 0; i < sizeof(fault_steps) / sizeof(fault_steps[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(fault_steps); i++)
 		if (strcmp(fault_steps[i].name, step) == 0)
 			break;
-	if (i == sizeof(fault_steps) / sizeof(fault_steps[0]))
+	if (i == ARRAY_SIZE(fault_steps))
 		abort();
 	fault_act(getenv("CETCTL_FAULT"), step, program);
 	fault_act(getenv("CETCTL_FAULT2"), step, program);
@@ -397,12 +399,19 @@ static long pt(int req, pid_t pid, unsigned long addr, unsigned long data)
 	return ptrace((enum __ptrace_request)req, pid, (void *)addr, (void *)data);
 }
 
-static int fail(struct launch *t, enum launch_stage stage, int err, const char *what)
+/* A failed step, in the result: -1, for `return fail(...)`. */
+static int result_fail(struct launch_result *res, enum launch_stage stage, int err,
+		       const char *what)
 {
-	t->res->stage = stage;
-	t->res->err = err;
-	t->res->what = what;
+	res->stage = stage;
+	res->err = err;
+	res->what = what;
 	return -1;
+}
+
+static int fail(struct launch *l, enum launch_stage stage, int err, const char *what)
+{
+	return result_fail(l->res, stage, err, what);
 }
 
 /*
@@ -410,13 +419,13 @@ static int fail(struct launch *t, enum launch_stage stage, int err, const char *
  * nothing, so the buffer is filled with a pattern no real register set has
  * (cs is 0x33 or 0x23) and an untouched one is a failure.
  */
-static int get_regs(struct launch *t, struct user_regs_struct *regs)
+static int get_regs(struct launch *l, struct user_regs_struct *regs)
 {
 	memset(regs, 0xa5, sizeof(*regs));
-	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)regs) < 0)
-		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_GETREGS");
+	if (pt(PTRACE_GETREGS, l->pid, 0, (unsigned long)regs) < 0)
+		return fail(l, LAUNCH_TRACE, -errno, "PTRACE_GETREGS");
 	if (regs->cs == 0xa5a5a5a5a5a5a5a5ULL)
-		return fail(t, LAUNCH_TRACE, -EPROTO, "PTRACE_GETREGS returned no registers");
+		return fail(l, LAUNCH_TRACE, -EPROTO, "PTRACE_GETREGS returned no registers");
 	return 0;
 }
 
@@ -425,18 +434,18 @@ static int get_regs(struct launch *t, struct user_regs_struct *regs)
  * PTRACE_GETREGS shows them (a PTRACE_SETREGS answered 0 changes nothing,
  * and resuming then would run the program's own code).
  */
-static int set_regs(struct launch *t, const struct user_regs_struct *want)
+static int set_regs(struct launch *l, const struct user_regs_struct *want)
 {
 	struct user_regs_struct got;
 
-	if (pt(PTRACE_SETREGS, t->pid, 0, (unsigned long)want) < 0)
-		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_SETREGS");
-	if (get_regs(t, &got) < 0)
+	if (pt(PTRACE_SETREGS, l->pid, 0, (unsigned long)want) < 0)
+		return fail(l, LAUNCH_TRACE, -errno, "PTRACE_SETREGS");
+	if (get_regs(l, &got) < 0)
 		return -1;
 	if (got.rip != want->rip || got.rax != want->rax || got.orig_rax != want->orig_rax ||
 	    got.rdi != want->rdi || got.rsi != want->rsi || got.rdx != want->rdx ||
 	    got.rbx != want->rbx || got.rsp != want->rsp || got.cs != want->cs)
-		return fail(t, LAUNCH_TRACE, -EPROTO,
+		return fail(l, LAUNCH_TRACE, -EPROTO,
 			    "PTRACE_SETREGS: the registers read back are not the ones set");
 	return 0;
 }
@@ -444,16 +453,16 @@ static int set_regs(struct launch *t, const struct user_regs_struct *want)
 /* The same through the other interface, PTRACE_SETREGSET (NT_PRSTATUS),
  * and read back through PTRACE_GETREGSET: the way out when the first was
  * answered without effect, to make the program exit by itself. */
-static int set_regs_regset(struct launch *t, const struct user_regs_struct *want)
+static int set_regs_regset(struct launch *l, const struct user_regs_struct *want)
 {
 	struct user_regs_struct got, w = *want;
 	struct iovec iov = { &w, sizeof(w) };
 
-	if (pt(PTRACE_SETREGSET, t->pid, NT_PRSTATUS, (unsigned long)&iov) < 0)
+	if (pt(PTRACE_SETREGSET, l->pid, NT_PRSTATUS, (unsigned long)&iov) < 0)
 		return -1;
 	memset(&got, 0xa5, sizeof(got));
 	iov = (struct iovec){ &got, sizeof(got) };
-	if (pt(PTRACE_GETREGSET, t->pid, NT_PRSTATUS, (unsigned long)&iov) < 0 ||
+	if (pt(PTRACE_GETREGSET, l->pid, NT_PRSTATUS, (unsigned long)&iov) < 0 ||
 	    iov.iov_len != sizeof(got) || got.rip != want->rip || got.rax != want->rax ||
 	    got.orig_rax != want->orig_rax || got.rdi != want->rdi || got.rbx != want->rbx ||
 	    got.cs != want->cs)
@@ -466,29 +475,29 @@ static int set_regs_regset(struct launch *t, const struct user_regs_struct *want
  * which answers with a byte count (a filter answering 0 cannot pass for
  * it). 0, or -1 with the result filled.
  */
-static int read_text(struct launch *t, unsigned long addr, unsigned long *word)
+static int read_text(struct launch *l, unsigned long addr, unsigned long *word)
 {
 	struct iovec local = { word, sizeof(*word) };
 	struct iovec remote = { (void *)addr, sizeof(*word) };
-	ssize_t n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
+	ssize_t n = process_vm_readv(l->pid, &local, 1, &remote, 1, 0);
 
 	if (n != (ssize_t)sizeof(*word))
-		return fail(t, LAUNCH_TRACE, n < 0 ? -errno : -EPROTO,
+		return fail(l, LAUNCH_TRACE, n < 0 ? -errno : -EPROTO,
 			    "reading the program's text (process_vm_readv)");
 	return 0;
 }
 
 /* PTRACE_POKETEXT, counted as done only when the text reads back so. */
-static int write_text(struct launch *t, unsigned long addr, unsigned long word)
+static int write_text(struct launch *l, unsigned long addr, unsigned long word)
 {
 	unsigned long back;
 
-	if (pt(PTRACE_POKETEXT, t->pid, addr, word) < 0)
-		return fail(t, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
-	if (read_text(t, addr, &back) < 0)
+	if (pt(PTRACE_POKETEXT, l->pid, addr, word) < 0)
+		return fail(l, LAUNCH_TRACE, -errno, "PTRACE_POKETEXT at the entry point");
+	if (read_text(l, addr, &back) < 0)
 		return -1;
 	if (back != word)
-		return fail(t, LAUNCH_TRACE, -EPROTO,
+		return fail(l, LAUNCH_TRACE, -EPROTO,
 			    "PTRACE_POKETEXT: the text read back is not the one written");
 	return 0;
 }
@@ -600,14 +609,14 @@ static bool is_stop_signal(int sig)
 
 /* Drop the held signals @drop says to drop (as the kernel drops pending
  * ones when a stop or continue signal is sent). */
-static void drop_held(struct launch *t, bool (*drop)(int sig))
+static void drop_held(struct launch *l, bool (*drop)(int sig))
 {
 	int i, n = 0;
 
-	for (i = 0; i < t->npending; i++)
-		if (!drop(t->pending[i]))
-			t->pending[n++] = t->pending[i];
-	t->npending = n;
+	for (i = 0; i < l->npending; i++)
+		if (!drop(l->pending[i]))
+			l->pending[n++] = l->pending[i];
+	l->npending = n;
 }
 
 static bool is_cont(int sig)
@@ -622,20 +631,20 @@ static bool is_cont(int sig)
  * program running, as it would a plain child (handing both back, the
  * SIGCONT would act first, at its sending, and the stop last).
  */
-static void hold_signal(struct launch *t, int sig)
+static void hold_signal(struct launch *l, int sig)
 {
 	int i;
 
 	if (sig == SIGCONT)
-		drop_held(t, is_stop_signal);
+		drop_held(l, is_stop_signal);
 	else if (is_stop_signal(sig))
-		drop_held(t, is_cont);
+		drop_held(l, is_cont);
 
-	for (i = 0; i < t->npending; i++)
-		if (t->pending[i] == sig && sig < SIGRTMIN)
+	for (i = 0; i < l->npending; i++)
+		if (l->pending[i] == sig && sig < SIGRTMIN)
 			return;	/* standard signals do not queue: once */
-	if (t->npending < MAX_PENDING)
-		t->pending[t->npending++] = sig;
+	if (l->npending < MAX_PENDING)
+		l->pending[l->npending++] = sig;
 }
 
 /*
@@ -747,7 +756,7 @@ static unsigned long long field_hex(const char *text, const char *key)
  * namespace of the /proc it is read from; 0 there means the process is not
  * visible in that /proc at all.
  */
-static int resolve_proc_pid(struct launch *t)
+static int resolve_proc_pid(struct launch *l)
 {
 	char path[64], buf[4096], self[32];
 	long pid;
@@ -756,35 +765,35 @@ static int resolve_proc_pid(struct launch *t)
 
 	n = readlink("/proc/self", self, sizeof(self) - 1);
 	if (n <= 0)
-		return fail(t, LAUNCH_VERIFY, n < 0 ? -errno : -EPROTO, "readlink /proc/self");
+		return fail(l, LAUNCH_VERIFY, n < 0 ? -errno : -EPROTO, "readlink /proc/self");
 	self[n] = '\0';
-	t->proc_self = (pid_t)atoi(self);
+	l->proc_self = (pid_t)atoi(self);
 
-	fd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+	fd = (int)syscall(SYS_pidfd_open, l->pid, 0);
 	if (fd < 0) {
 		/* No pidfds (before 5.3): only trust a /proc of our namespace. */
-		if (t->proc_self != getpid())
-			return fail(t, LAUNCH_VERIFY, -EXDEV, "/proc is another pid namespace's");
-		t->proc_pid = t->pid;
+		if (l->proc_self != getpid())
+			return fail(l, LAUNCH_VERIFY, -EXDEV, "/proc is another pid namespace's");
+		l->proc_pid = l->pid;
 		return 0;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	n = read_file(path, buf, sizeof(buf));
 	close(fd);
 	if (n < 0)
-		return fail(t, LAUNCH_VERIFY, (int)n, "reading the pidfd's fdinfo");
+		return fail(l, LAUNCH_VERIFY, (int)n, "reading the pidfd's fdinfo");
 	pid = field_long(buf, "Pid");
-	if (pid < 0 && t->proc_self == getpid())
-		pid = t->pid;	/* fdinfo without Pid: (old kernel), same namespace */
+	if (pid < 0 && l->proc_self == getpid())
+		pid = l->pid;	/* fdinfo without Pid: (old kernel), same namespace */
 	if (pid <= 0)
-		return fail(t, LAUNCH_VERIFY, -EXDEV, "the program is not visible in /proc");
-	t->proc_pid = (pid_t)pid;
+		return fail(l, LAUNCH_VERIFY, -EXDEV, "the program is not visible in /proc");
+	l->proc_pid = (pid_t)pid;
 	return 0;
 }
 
 /* 1 when the kernel set AT_SECURE in the new image's auxv, 0 not, or -1;
- * the entry point (AT_ENTRY) in t->entry. */
-static int at_secure(struct launch *t)
+ * the entry point (AT_ENTRY) in l->entry. */
+static int at_secure(struct launch *l)
 {
 	char path[64];
 	unsigned long auxv[2 * 64];
@@ -792,48 +801,45 @@ static int at_secure(struct launch *t)
 	size_t i;
 	int fd, ret = -1;
 
-	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)t->proc_pid);
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)l->proc_pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(t, LAUNCH_TRACE, -errno, "reading /proc/PID/auxv");
+		return fail(l, LAUNCH_TRACE, -errno, "reading /proc/PID/auxv");
 	n = read(fd, auxv, sizeof(auxv));
 	close(fd);
 	if (n < (ssize_t)(2 * sizeof(long)))
-		return fail(t, LAUNCH_TRACE, n < 0 ? -errno : -EPROTO, "reading /proc/PID/auxv");
+		return fail(l, LAUNCH_TRACE, n < 0 ? -errno : -EPROTO, "reading /proc/PID/auxv");
 	for (i = 0; i + 1 < (size_t)n / sizeof(long) && auxv[i] != AT_NULL; i += 2) {
 		if (auxv[i] == AT_ENTRY)
-			t->entry = auxv[i + 1];
+			l->entry = auxv[i + 1];
 		if (auxv[i] == AT_SECURE)
 			ret = auxv[i + 1] != 0;
 	}
-	if (ret < 0 || !t->entry)
-		return fail(t, LAUNCH_TRACE, -EPROTO, "no AT_SECURE or AT_ENTRY in /proc/PID/auxv");
+	if (ret < 0 || !l->entry)
+		return fail(l, LAUNCH_TRACE, -EPROTO, "no AT_SECURE or AT_ENTRY in /proc/PID/auxv");
 	return ret;
 }
 
 /* 0 when the new image is an x86-64 ELF program (not x32, not i386). */
-static int check_x86_64(struct launch *t)
+static int check_x86_64(struct launch *l)
 {
+	enum elf_arch arch;
 	char path[64];
-	Elf64_Ehdr eh;
-	ssize_t n;
 	int fd;
 
-	if (t->saved.cs != USER_CS_64)
-		return fail(t, LAUNCH_NOT64, -ENOEXEC, "a 32-bit program");
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->proc_pid);
+	if (l->saved.cs != USER_CS_64)
+		return fail(l, LAUNCH_NOT64, -ENOEXEC, "a 32-bit program");
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)l->proc_pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(t, LAUNCH_TRACE, -errno, "opening /proc/PID/exe");
-	n = pread(fd, &eh, sizeof(eh), 0);
+		return fail(l, LAUNCH_TRACE, -errno, "opening /proc/PID/exe");
+	arch = elf_arch_read_fd(fd);
 	close(fd);
-	if (n < (ssize_t)EI_NIDENT || memcmp(eh.e_ident, ELFMAG, SELFMAG))
-		return fail(t, LAUNCH_NOT64, -ENOEXEC, "not an ELF image");
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || n != (ssize_t)sizeof(eh) ||
-	    eh.e_machine != EM_X86_64)
-		return fail(t, LAUNCH_NOT64, -ENOEXEC,
-			    eh.e_ident[EI_CLASS] == ELFCLASS32 && eh.e_machine == EM_X86_64 ?
-			    "an x32 program" : "not an x86-64 program");
+	if (arch == ELF_ARCH_NOT_ELF)
+		return fail(l, LAUNCH_NOT64, -ENOEXEC, "not an ELF image");
+	if (arch != ELF_ARCH_X86_64)
+		return fail(l, LAUNCH_NOT64, -ENOEXEC,
+			    arch == ELF_ARCH_X32 ? "an x32 program" : "not an x86-64 program");
 	return 0;
 }
 
@@ -844,47 +850,47 @@ static int check_x86_64(struct launch *t)
  * PEEK/POKE work on aligned words, so an instruction at the last byte of a
  * word takes two (the second may be on the next page, which must be mapped).
  */
-static int poke_at(struct launch *t, unsigned long addr, unsigned long insn)
+static int poke_at(struct launch *l, unsigned long addr, unsigned long insn)
 {
 	unsigned long aligned = addr & ~7UL, shift = (addr & 7) * 8, patched;
 	int i;
 
-	if (!t->poked) {
-		t->spot = addr;
-		t->nwords = (addr & 7) == 7 ? 2 : 1;
-		for (i = 0; i < t->nwords; i++)
-			if (read_text(t, aligned + 8UL * i, &t->word[i]) < 0)
+	if (!l->poked) {
+		l->spot = addr;
+		l->nwords = (addr & 7) == 7 ? 2 : 1;
+		for (i = 0; i < l->nwords; i++)
+			if (read_text(l, aligned + 8UL * i, &l->word[i]) < 0)
 				return -1;
 	}
-	if (t->nwords == 1) {
-		patched = (t->word[0] & ~(0xffffUL << shift)) | (insn << shift);
-		if (write_text(t, aligned, patched) < 0)
+	if (l->nwords == 1) {
+		patched = (l->word[0] & ~(0xffffUL << shift)) | (insn << shift);
+		if (write_text(l, aligned, patched) < 0)
 			return -1;
 	} else {
-		patched = (t->word[0] & ~(0xffUL << 56)) | ((insn & 0xff) << 56);
-		t->poked = true;	/* from here, restore() puts the first word back */
-		if (write_text(t, aligned, patched) < 0)
+		patched = (l->word[0] & ~(0xffUL << 56)) | ((insn & 0xff) << 56);
+		l->poked = true;	/* from here, restore() puts the first word back */
+		if (write_text(l, aligned, patched) < 0)
 			return -1;
-		patched = (t->word[1] & ~0xffUL) | (insn >> 8);
-		if (write_text(t, aligned + 8, patched) < 0)
+		patched = (l->word[1] & ~0xffUL) | (insn >> 8);
+		if (write_text(l, aligned + 8, patched) < 0)
 			return -1;
 	}
-	t->poked = true;
+	l->poked = true;
 	return 0;
 }
 
-/* Whether the instruction poked at t->spot is still there. */
-static bool poke_intact(struct launch *t, unsigned long insn)
+/* Whether the instruction poked at l->spot is still there. */
+static bool poke_intact(struct launch *l, unsigned long insn)
 {
-	unsigned long aligned = t->spot & ~7UL, w;
+	unsigned long aligned = l->spot & ~7UL, w;
 
-	if (read_text(t, aligned, &w) < 0)
+	if (read_text(l, aligned, &w) < 0)
 		return false;
-	if (t->nwords == 1)
-		return ((w >> ((t->spot & 7) * 8)) & 0xffff) == insn;
+	if (l->nwords == 1)
+		return ((w >> ((l->spot & 7) * 8)) & 0xffff) == insn;
 	if ((w >> 56) != (insn & 0xff))
 		return false;
-	return read_text(t, aligned + 8, &w) == 0 && (w & 0xff) == (insn >> 8);
+	return read_text(l, aligned + 8, &w) == 0 && (w & 0xff) == (insn >> 8);
 }
 
 /*
@@ -892,69 +898,69 @@ static bool poke_intact(struct launch *t, unsigned long insn)
  * entry point, unless it would straddle two words there (maybe two pages);
  * then at the start of the entry point's page, mapped and executable too.
  */
-static int poke_insn(struct launch *t, unsigned long insn)
+static int poke_insn(struct launch *l, unsigned long insn)
 {
-	unsigned long rip = t->saved.rip;
+	unsigned long rip = l->saved.rip;
 
-	if (t->poked)
-		return poke_at(t, t->spot, insn);
-	return poke_at(t, (rip & 7) != 7 ? rip : (rip & ~0xfffUL), insn);
+	if (l->poked)
+		return poke_at(l, l->spot, insn);
+	return poke_at(l, (rip & 7) != 7 ? rip : (rip & ~0xfffUL), insn);
 }
 
 /* The original text back where the instruction was poked. */
-static int unpoke(struct launch *t)
+static int unpoke(struct launch *l)
 {
 	int i;
 
-	for (i = 0; t->poked && i < t->nwords; i++)
-		if (write_text(t, (t->spot & ~7UL) + 8UL * i, t->word[i]) < 0)
+	for (i = 0; l->poked && i < l->nwords; i++)
+		if (write_text(l, (l->spot & ~7UL) + 8UL * i, l->word[i]) < 0)
 			return -1;
-	t->poked = false;
+	l->poked = false;
 	return 0;
 }
 
 /* Put the program back as exec left it. */
-static int restore(struct launch *t)
+static int restore(struct launch *l)
 {
-	if (unpoke(t) < 0)
+	if (unpoke(l) < 0)
 		return -1;
-	return set_regs(t, &t->saved);
+	return set_regs(l, &l->saved);
 }
 
 /* Trust, but verify, from the kernel, for the stopped program. */
-static int verify(struct launch *t, const struct launch_opts *o)
+static int verify(struct launch *l, const struct launch_opts *o)
 {
 	struct shstk_proc_features f;
 	unsigned long status = 0;
 	char path[64], buf[8192];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)t->proc_pid);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)l->proc_pid);
 	n = read_file(path, buf, sizeof(buf));
 	if (n < 0)
-		return fail(t, LAUNCH_VERIFY, (int)n, "reading /proc/PID/status");
+		return fail(l, LAUNCH_VERIFY, (int)n, "reading /proc/PID/status");
 #ifdef CETCTL_FAULT_HOOKS
 	if (getenv("CETCTL_FAULT_VERIFY"))
 		buf[0] = '\0';	/* a status that proves nothing */
 #endif
 	/* Signals the kernel holds for it (arrived while it stayed stopped). */
-	t->kernel_pending = field_hex(buf, "SigPnd") | field_hex(buf, "ShdPnd");
+	l->kernel_pending = field_hex(buf, "SigPnd") | field_hex(buf, "ShdPnd");
 	/* The right process: the only one this tracer traces. */
-	if (field_long(buf, "TracerPid") != t->proc_self)
-		return fail(t, LAUNCH_VERIFY, -ESRCH, "/proc/PID/status is not the traced program");
+	if (field_long(buf, "TracerPid") != l->proc_self)
+		return fail(l, LAUNCH_VERIFY, -ESRCH, "/proc/PID/status is not the traced program");
 	if (!o->enable)
 		return 0;
 	shstk_features_parse(buf, &f);
-	t->res->status_lines = f.present;
-	t->res->got_enabled = f.enabled;
-	t->res->got_locked = f.locked;
+	l->res->status_lines = f.present;
+	l->res->got_enabled = f.enabled;
+	l->res->got_locked = f.locked;
 	if (!f.present || (f.enabled & o->enable) != o->enable || (f.locked & o->lock) != o->lock)
-		return fail(t, LAUNCH_VERIFY, -EPROTO, NULL);
-	if (pt(PTRACE_ARCH_PRCTL, t->pid, (unsigned long)&status, ARCH_SHSTK_STATUS) < 0)
-		return fail(t, LAUNCH_VERIFY, -errno, "PTRACE_ARCH_PRCTL(ARCH_SHSTK_STATUS)");
+		return fail(l, LAUNCH_VERIFY, -EPROTO, NULL);
+	if (pt(PTRACE_ARCH_PRCTL, l->pid, (unsigned long)&status, ARCH_SHSTK_STATUS) < 0)
+		return fail(l, LAUNCH_VERIFY, -errno, "PTRACE_ARCH_PRCTL(ARCH_SHSTK_STATUS)");
 	if ((status & o->enable) != o->enable) {
-		t->res->got_enabled = status;
-		return fail(t, LAUNCH_VERIFY, -EPROTO, NULL);
+		l->res->got_enabled = status;
+		return fail(l, LAUNCH_VERIFY, -EPROTO, NULL);
 	}
 	return 0;
 }
@@ -966,31 +972,31 @@ static int verify(struct launch *t, const struct launch_opts *o)
  * shows the system-call instruction in its text and the registers that
  * make it exit_group(@code) (read back); any doubt is a SIGKILL.
  */
-static void stop_program(struct launch *t, int code)
+static void stop_program(struct launch *l, int code)
 {
 	struct user_regs_struct regs;
 	struct event ev;
 	bool compat;
 	int status, i;
 
-	if (t->pid <= 0)
+	if (l->pid <= 0)
 		return;
-	if (!t->have_regs)
+	if (!l->have_regs)
 		goto kill;
-	compat = t->saved.cs != USER_CS_64;
-	if (poke_insn(t, compat ? INSN_INT80 : INSN_SYSCALL) < 0)
+	compat = l->saved.cs != USER_CS_64;
+	if (poke_insn(l, compat ? INSN_INT80 : INSN_SYSCALL) < 0)
 		goto kill;
-	regs = t->saved;
-	regs.rip = t->spot;
+	regs = l->saved;
+	regs.rip = l->spot;
 	regs.rax = compat ? NR32_EXIT_GROUP : SYS_exit_group;
 	regs.orig_rax = (unsigned long long)-1;
 	regs.rdi = regs.rbx = (unsigned long long)code;
-	if (set_regs(t, &regs) < 0 && set_regs_regset(t, &regs) < 0)
+	if (set_regs(l, &regs) < 0 && set_regs_regset(l, &regs) < 0)
 		goto kill;
 	/* signals arriving meanwhile stop it before the instruction: dropped */
 	for (i = 0; i < 16; i++) {
 		drain_chld();
-		if (pt(PTRACE_CONT, t->pid, 0, 0) < 0 || wait_bounded(t->pid, &status) < 0)
+		if (pt(PTRACE_CONT, l->pid, 0, 0) < 0 || wait_bounded(l->pid, &status) < 0)
 			break;
 		ev = classify(status);
 		if (ev.kind == EV_EXITED || ev.kind == EV_KILLED)
@@ -1000,7 +1006,7 @@ kill:
 	/* Not waited for: the init of a pid namespace ignores a SIGKILL from
 	 * inside it; the kernel's kill-on-exit, when the tracer leaves right
 	 * after this, does not (every caller exits next). */
-	kill(t->pid, SIGKILL);
+	kill(l->pid, SIGKILL);
 }
 
 /* Messages from T to P. */
@@ -1056,14 +1062,14 @@ static void xwrite(int fd, const void *buf, size_t n)
 
 /* Whether the tracee, which we saw stopped, was killed since: a stopped
  * tracee answers PTRACE_GETREGS, a dying one says ESRCH (then reap it). */
-static bool killed(struct launch *t)
+static bool killed(struct launch *l)
 {
 	struct user_regs_struct regs;
 	int status;
 
-	if (pt(PTRACE_GETREGS, t->pid, 0, (unsigned long)&regs) == 0 || errno != ESRCH)
+	if (pt(PTRACE_GETREGS, l->pid, 0, (unsigned long)&regs) == 0 || errno != ESRCH)
 		return false;
-	return wait_tracee(t->pid, &status) == 0 && !WIFSTOPPED(status);
+	return wait_tracee(l->pid, &status) == 0 && !WIFSTOPPED(status);
 }
 
 /*
@@ -1100,6 +1106,31 @@ static void close_pipe(int p[2])
 	p[0] = p[1] = -1;
 }
 
+static void close_pipes(struct launch_pipes *p)
+{
+	close_pipe(p->msg);
+	close_pipe(p->go);
+	close_pipe(p->hold);
+}
+
+/* The pipes the start-up needs ("go" and "hold" under Yama only). 0 or
+ * -errno, nothing left open. "go" is a socket pair: sent with
+ * MSG_NOSIGNAL, it cannot kill us with SIGPIPE when the middle process
+ * died before forking T. */
+static int open_pipes(struct launch_pipes *p, bool yama)
+{
+	int err;
+
+	if (pipe2(p->msg, O_CLOEXEC) < 0 ||
+	    (yama && (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p->go) < 0 ||
+		      pipe2(p->hold, O_CLOEXEC) < 0))) {
+		err = -errno;
+		close_pipes(p);
+		return err;
+	}
+	return 0;
+}
+
 /*
  * Before the exec, a resume counts only when observed: the caller has left
  * its ptrace stop (/proc/PID/stat no longer says 't'), or a new event of it
@@ -1108,18 +1139,18 @@ static void close_pipe(int p[2])
  * the tracer waiting for its exec for ever. 0, or -EPROTO once the step's
  * time is up; nothing here allocates (see tracer()).
  */
-static int observe_resumed(const struct launch *t)
+static int observe_resumed(const struct launch *l)
 {
 	long long deadline = now_ms() + step_timeout_ms();
 	struct timespec pause = { 0, 1000000 };
 	char path[64], buf[512], *close_paren;
 	siginfo_t si;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)t->proc_pid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)l->proc_pid);
 	for (;;) {
 		memset(&si, 0, sizeof(si));
-		if (waitid(P_PID, (id_t)t->pid, &si, WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) == 0 &&
-		    si.si_pid == t->pid)
+		if (waitid(P_PID, (id_t)l->pid, &si, WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) == 0 &&
+		    si.si_pid == l->pid)
 			return 0;
 		/* unreadable: not observed (its death shows in the wait above) */
 		if (read_file(path, buf, sizeof(buf)) > 0) {
@@ -1135,11 +1166,11 @@ static int observe_resumed(const struct launch *t)
 }
 
 /* The TracerPid /proc/PID/status gives, or -1. */
-static long tracer_pid(const struct launch *t)
+static long tracer_pid(const struct launch *l)
 {
 	char path[64], buf[4096];
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)t->proc_pid);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)l->proc_pid);
 	if (read_file(path, buf, sizeof(buf)) <= 0)
 		return -1;
 	return field_long(buf, "TracerPid");
@@ -1812,33 +1843,67 @@ static pid_t clone_middle_vm(struct spawn *s)
 	return c;
 }
 
+/* Wait for the middle process @c, which exits on its own (no exit signal). */
+static void reap_middle(pid_t c)
+{
+	int status;
+	pid_t r;
+
+	do
+		r = waitpid(c, &status, __WALL);
+	while (r < 0 && errno == EINTR);
+}
+
+/*
+ * P's side of the Yama hand-shake, once C exists: name C as our tracer
+ * (Yama scope 1 lets only ancestors trace; C's descendants are allowed
+ * too), for the moment of the seize, and tell T to go.
+ */
+static void yama_allow(struct launch_pipes *p, pid_t c)
+{
+	close(p->go[0]);
+	close(p->hold[0]);
+	p->go[0] = p->hold[0] = -1;
+	prctl(PR_SET_PTRACER, (unsigned long)c, 0, 0, 0);
+	/* no reader (C died early): the read of T's answer says so */
+	while (send(p->go[1], "g", 1, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+/* T's answer: 0 once it has seized us, else -1 with @res filled. */
+static int await_seized(struct launch_pipes *p, bool yama, struct launch_result *res)
+{
+	struct msg m;
+	ssize_t n;
+
+	n = xread(p->msg[0], &m, sizeof(m));
+	if (yama)
+		prctl(PR_SET_PTRACER, 0UL, 0, 0, 0);
+	if (n == (ssize_t)sizeof(m) && m.kind == MSG_SEIZED)
+		return 0;
+	if (n == (ssize_t)sizeof(m) && m.kind == MSG_ERR)
+		return result_fail(res, m.step == STEP_FORK ? LAUNCH_SPAWN : LAUNCH_TRACE, -m.err,
+				   pre_step_str(m.step));
+	return result_fail(res, LAUNCH_TRACER, -EPIPE, NULL);
+}
+
 int launch_exec(const char *path, char *const argv[], char *const envp[],
 		const struct launch_opts *opts, launch_report_fn report, void *arg,
 		struct launch_result *res)
 {
 	struct launch_pipes p = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
-	struct launch t = { .res = res };
-	pid_t self = getpid(), c, r;
+	pid_t self = getpid(), c;
 	bool yama = yama_relational();
 	struct spawn s = {
 		.self = self, .yama = yama, .opts = opts, .report = report, .arg = arg,
 		.p = &p, .wfd = -1, .gofd = -1,
 	};
-	int err, status;
-	struct msg m;
-	ssize_t n;
+	int err;
 
 	memset(res, 0, sizeof(*res));
-	/* "go" is a socket pair: sent with MSG_NOSIGNAL, it cannot kill us
-	 * with SIGPIPE when the middle process died before forking T. */
-	if (pipe2(p.msg, O_CLOEXEC) < 0 ||
-	    (yama && (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p.go) < 0 ||
-		      pipe2(p.hold, O_CLOEXEC) < 0))) {
-		err = -errno;
-		close_pipe(p.msg);
-		close_pipe(p.go);
-		return fail(&t, LAUNCH_SPAWN, err, "pipe2");
-	}
+	err = open_pipes(&p, yama);
+	if (err)
+		return result_fail(res, LAUNCH_SPAWN, err, "pipe2");
 	if (yama || !MIDDLE_SHARES_MEMORY) {
 		/* Like fork(), but no exit signal: see the top of this file. */
 		c = (pid_t)syscall(SYS_clone, 0UL, 0UL, 0UL, 0UL, 0UL);
@@ -1848,56 +1913,27 @@ int launch_exec(const char *path, char *const argv[], char *const envp[],
 		c = clone_middle_vm(&s);
 	}
 	if (c < 0) {
-		fail(&t, LAUNCH_SPAWN, -errno, "fork");
-		goto out;
+		result_fail(res, LAUNCH_SPAWN, -errno, "fork");
+		close_pipes(&p);
+		return -1;
 	}
 	close(p.msg[1]);
 	p.msg[1] = -1;
-	if (yama) {
-		close(p.go[0]);
-		close(p.hold[0]);
-		p.go[0] = p.hold[0] = -1;
-		/* Yama (ptrace_scope 1) lets only ancestors trace: allow C and
-		 * its descendants, for the moment of the seize. */
-		prctl(PR_SET_PTRACER, (unsigned long)c, 0, 0, 0);
-		/* no reader (C died early): the read below says so */
-		while (send(p.go[1], "g", 1, MSG_NOSIGNAL) < 0 && errno == EINTR)
-			;
-	}
-	fault_point("p-forked", self);
-
-	n = xread(p.msg[0], &m, sizeof(m));
 	if (yama)
-		prctl(PR_SET_PTRACER, 0UL, 0, 0, 0);
-	if (n != (ssize_t)sizeof(m) || m.kind != MSG_SEIZED) {
-		if (n == (ssize_t)sizeof(m) && m.kind == MSG_ERR)
-			fail(&t, m.step == STEP_FORK ? LAUNCH_SPAWN : LAUNCH_TRACE, -m.err,
-			     pre_step_str(m.step));
-		else
-			fail(&t, LAUNCH_TRACER, -EPIPE, NULL);
-		goto out;
+		yama_allow(&p, c);
+	fault_point("p-forked", self);
+	if (await_seized(&p, yama, res) < 0) {
+		close_pipes(&p);
+		reap_middle(c);
+		return -1;
 	}
 	/* Traced, with kill-on-exit: from here the program runs only once the
 	 * tracer has verified it. */
 	fault_point("p-seized", self);
-	close_pipe(p.msg);
-	close_pipe(p.go);
-	close_pipe(p.hold);	/* C may go */
-	do
-		r = waitpid(c, &status, __WALL);
-	while (r < 0 && errno == EINTR);
+	close_pipes(&p);	/* the hold pipe too: C may go */
+	reap_middle(c);
 	execve(path, argv, envp);
-	return fail(&t, LAUNCH_EXEC, -errno, NULL);
-out:
-	close_pipe(p.msg);
-	close_pipe(p.go);
-	close_pipe(p.hold);
-	if (c > 0) {
-		do
-			r = waitpid(c, &status, __WALL);
-		while (r < 0 && errno == EINTR);
-	}
-	return -1;
+	return result_fail(res, LAUNCH_EXEC, -errno, NULL);
 }
 
 const char *launch_stage_str(enum launch_stage stage)

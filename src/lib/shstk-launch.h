@@ -36,8 +36,8 @@
  * Library code: returns -errno and fills a result; the printing is the
  * caller's report callback.
  */
-#ifndef CETCTL_LAUNCH_H
-#define CETCTL_LAUNCH_H
+#ifndef CETCTL_SHSTK_LAUNCH_H
+#define CETCTL_SHSTK_LAUNCH_H
 
 #include <stdbool.h>
 #include <sys/types.h>
