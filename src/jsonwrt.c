@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The streaming JSON writer (see jsonwrt.h).
+ */
+#include <err.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cetctl.h"
+#include "jsonwrt.h"
+#include "util.h"
+
+void jsonwrt_init(struct jsonwrt *w, FILE *out)
+{
+	w->out = out;
+	w->depth = 0;
+	w->n = 0;
+	w->level[0].layout = JSONWRT_BLOCK;
+	w->level[0].any = false;
+}
+
+void jsonwrt_flush(struct jsonwrt *w)
+{
+	if (w->n)
+		fwrite(w->buf, 1, w->n, w->out);
+	w->n = 0;
+}
+
+static inline void put(struct jsonwrt *w, const char *p, size_t n)
+{
+	if (n > sizeof(w->buf) - w->n) {
+		jsonwrt_flush(w);
+		if (n > sizeof(w->buf)) {
+			fwrite(p, 1, n, w->out);
+			return;
+		}
+	}
+	memcpy(w->buf + w->n, p, n);
+	w->n += n;
+}
+
+static inline void putch(struct jsonwrt *w, char c)
+{
+	if (w->n == sizeof(w->buf))
+		jsonwrt_flush(w);
+	w->buf[w->n++] = c;
+}
+
+static void indent(struct jsonwrt *w, int level)
+{
+	static const char spaces[] = "                                                ";
+	size_t n = (size_t)level * JSONWRT_INDENT;
+
+	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
+		put(w, spaces, sizeof(spaces) - 1);
+	put(w, spaces, n);
+}
+
+/*
+ * The escaper: @len bytes of @s between quotes. The runs between the
+ * bytes to escape are copied whole; the first byte >= 0x80 sends the rest
+ * through cet_utf8_sanitize() (rare: only names that are not ASCII).
+ */
+static void escaped(struct jsonwrt *w, const char *s, size_t len, bool checked)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *run = s, *end = s + len;
+
+	for (; s < end; s++) {
+		unsigned char c = (unsigned char)*s;
+		char u[6] = { '\\', 'u', '0', '0', 0, 0 };
+
+		if (c >= 0x80 && !checked) {
+			char *copy = strndup(s, (size_t)(end - s)), *clean = NULL;
+
+			if (!copy || cet_utf8_sanitize(copy, &clean) < 0)
+				err(CETCTL_EXIT_FAILURE, "out of memory");
+			put(w, run, (size_t)(s - run));
+			escaped(w, clean ? clean : copy, strlen(clean ? clean : copy), true);
+			free(clean);
+			free(copy);
+			return;
+		}
+		if (c != '"' && c != '\\' && c >= 0x20 && c != 0x7f)
+			continue;
+		put(w, run, (size_t)(s - run));
+		if (c == '"' || c == '\\') {
+			putch(w, '\\');
+			putch(w, (char)c);
+		} else {
+			u[4] = hex[c >> 4];
+			u[5] = hex[c & 0xf];
+			put(w, u, sizeof(u));
+		}
+		run = s + 1;
+	}
+	put(w, run, (size_t)(end - run));
+}
+
+static void quoted(struct jsonwrt *w, const char *s, size_t len)
+{
+	putch(w, '"');
+	escaped(w, s, len, false);
+	putch(w, '"');
+}
+
+/* The separator before a new member of the innermost container, then "name": */
+static void member(struct jsonwrt *w, const char *name)
+{
+	if (w->depth > 0) {
+		typeof(w->level[0]) *l = &w->level[w->depth];
+
+		switch (l->layout) {
+		case JSONWRT_BLOCK:
+			put(w, l->any ? ",\n" : "\n", l->any ? 2 : 1);
+			indent(w, w->depth);
+			break;
+		case JSONWRT_LINE:
+			if (l->any)
+				put(w, ", ", 2);
+			break;
+		default:
+			if (l->any)
+				putch(w, ',');
+			break;
+		}
+		l->any = true;
+	}
+	if (name) {
+		quoted(w, name, strlen(name));
+		put(w, ": ", 2);
+	}
+}
+
+static void open_container(struct jsonwrt *w, const char *name, enum jsonwrt_layout layout,
+			   char c)
+{
+	member(w, name);
+	putch(w, c);
+	if (w->depth + 1 >= JSONWRT_MAX_DEPTH)
+		errx(CETCTL_EXIT_FAILURE, "JSON nested too deeply");
+	w->depth++;
+	w->level[w->depth].layout = (unsigned char)layout;
+	w->level[w->depth].any = false;
+}
+
+static void close_container(struct jsonwrt *w, char c)
+{
+	if (w->depth <= 0)
+		errx(CETCTL_EXIT_FAILURE, "JSON writer: nothing to close");
+	if (w->level[w->depth].layout == JSONWRT_BLOCK && w->level[w->depth].any) {
+		putch(w, '\n');
+		indent(w, w->depth - 1);
+	}
+	putch(w, c);
+	if (--w->depth == 0) {
+		putch(w, '\n');
+		jsonwrt_flush(w);
+	}
+}
+
+void jsonwrt_object_open(struct jsonwrt *w, const char *name, enum jsonwrt_layout layout)
+{
+	open_container(w, name, layout, '{');
+}
+
+void jsonwrt_object_close(struct jsonwrt *w)
+{
+	close_container(w, '}');
+}
+
+void jsonwrt_array_open(struct jsonwrt *w, const char *name, enum jsonwrt_layout layout)
+{
+	open_container(w, name, layout, '[');
+}
+
+void jsonwrt_array_close(struct jsonwrt *w)
+{
+	close_container(w, ']');
+}
+
+void jsonwrt_string_n(struct jsonwrt *w, const char *name, const char *s, size_t len)
+{
+	member(w, name);
+	quoted(w, s, len);
+}
+
+void jsonwrt_string(struct jsonwrt *w, const char *name, const char *s)
+{
+	if (!s)
+		jsonwrt_null(w, name);
+	else
+		jsonwrt_string_n(w, name, s, strlen(s));
+}
+
+static void decimal(struct jsonwrt *w, unsigned long v)
+{
+	char num[24], *p = num + sizeof(num);
+
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	put(w, p, (size_t)(num + sizeof(num) - p));
+}
+
+void jsonwrt_ulong(struct jsonwrt *w, const char *name, unsigned long v)
+{
+	member(w, name);
+	decimal(w, v);
+}
+
+void jsonwrt_long(struct jsonwrt *w, const char *name, long v)
+{
+	member(w, name);
+	if (v < 0)
+		putch(w, '-');
+	/* the magnitude, LONG_MIN's included */
+	decimal(w, v < 0 ? -(unsigned long)v : (unsigned long)v);
+}
+
+void jsonwrt_number(struct jsonwrt *w, const char *name, const char *digits)
+{
+	member(w, name);
+	if (digits && *digits)
+		put(w, digits, strlen(digits));
+	else
+		put(w, "null", 4);
+}
+
+void jsonwrt_bool(struct jsonwrt *w, const char *name, bool v)
+{
+	member(w, name);
+	if (v)
+		put(w, "true", 4);
+	else
+		put(w, "false", 5);
+}
+
+void jsonwrt_null(struct jsonwrt *w, const char *name)
+{
+	member(w, name);
+	put(w, "null", 4);
+}
