@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include "cetctl.h"
+#include "jsonwrt.h"
 #include "table.h"
+#include "proc-cells.h"
 #include "proc-cet.h"
 #include "proc-marking.h"
 #include "prom-text.h"
@@ -48,7 +50,7 @@ static const struct cetctl_column audit_columns[] = {
 	[COL_SHSTK_LOCKED] = { "SHSTK-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "shadow-stack setting locked" },
 	[COL_WRSS_LOCKED]  = { "WRSS-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "WRSS setting locked" },
 	[COL_DIFFER]   = { "DIFFER", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "threads whose feature lines differ from the process's" },
-	[COL_SS_VMAS]  = { "SS-VMAS", 3, SCOLS_FL_RIGHT, CETCTL_JSON_RAW, "shadow-stack mappings (read only when a feature is on): their number; JSON: {start,end,size,rss} objects" },
+	[COL_SS_VMAS]  = { "SS-VMAS", 3, SCOLS_FL_RIGHT, CETCTL_JSON_VALUE, "shadow-stack mappings (read only when a feature is on): their number; JSON: {start,end,size,rss} objects", 0, &cetctl_ss_vmas_count },
 	[COL_SS_SIZE]  = { "SS-SIZE", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "their total size in KiB" },
 	[COL_MARKING]  = { "MARKING", 9, 0, SCOLS_JSON_ARRAY_STRING, "CET marking of the executable (? unknown)" },
 	[COL_VERDICT]  = { "VERDICT", 40, CETCTL_FL_SENTENCE, SCOLS_JSON_STRING, "what the combination means" },
@@ -315,21 +317,6 @@ static bool want_pid(const struct audit_filter *f, pid_t pid)
 	return !f->npids || bsearch(&pid, f->pids, f->npids, sizeof(pid), cmp_pid);
 }
 
-/* The words, or "-" for a missing line (JSON: null). */
-static const char *line_words(const struct cet_feature_line *fl, bool json, char *buf, size_t size)
-{
-	if (!fl->present && json)
-		return NULL;
-	return cet_feature_line_str(fl, buf, size);
-}
-
-static void set_bool(struct cetctl_table *t, struct cetctl_line *ln, int col,
-		     const struct cet_feature_line *fl, unsigned int bit)
-{
-	if (fl->present)
-		cetctl_table_set(t, ln, col, (fl->bits & bit) ? "yes" : "no");
-}
-
 static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json,
 		    const char *root)
 {
@@ -348,23 +335,18 @@ static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json
 	cetctl_table_set(t, ln, COL_COMM, pc->st.name);
 	cetctl_table_set(t, ln, COL_EXE, pc->exe[0] ? pc->exe : NULL);
 	cetctl_table_setf(t, ln, COL_THREADS, "%d", pc->st.threads);
-	cetctl_table_set_list(t, ln, COL_FEATURES, line_words(&pc->st.features, json, buf, sizeof(buf)), " ", NULL);
-	cetctl_table_set_list(t, ln, COL_LOCKED, line_words(&pc->st.locked, json, buf, sizeof(buf)), " ", NULL);
-	set_bool(t, ln, COL_SHSTK, &pc->st.features, CET_FEAT_SHSTK);
-	set_bool(t, ln, COL_WRSS, &pc->st.features, CET_FEAT_WRSS);
-	set_bool(t, ln, COL_SHSTK_LOCKED, &pc->st.locked, CET_FEAT_SHSTK);
-	set_bool(t, ln, COL_WRSS_LOCKED, &pc->st.locked, CET_FEAT_WRSS);
+	cetctl_set_feature_words(t, ln, COL_FEATURES, &pc->st.features);
+	cetctl_set_feature_words(t, ln, COL_LOCKED, &pc->st.locked);
+	cetctl_set_feature_bool(t, ln, COL_SHSTK, &pc->st.features, CET_FEAT_SHSTK);
+	cetctl_set_feature_bool(t, ln, COL_WRSS, &pc->st.features, CET_FEAT_WRSS);
+	cetctl_set_feature_bool(t, ln, COL_SHSTK_LOCKED, &pc->st.locked, CET_FEAT_SHSTK);
+	cetctl_set_feature_bool(t, ln, COL_WRSS_LOCKED, &pc->st.locked, CET_FEAT_WRSS);
 	cetctl_table_setf(t, ln, COL_DIFFER, "%zu", pc->threads_differ);
 	if (pc->vmas_read) {
 		for (i = 0; i < pc->vmas.n; i++)
 			size += pc->vmas.v[i].size_kb;
-		if (json) {
-			/* status's array, so the member has one shape */
-			if (cetctl_table_set_ss_vmas_json(t, ln, COL_SS_VMAS, &pc->vmas) != 0)
-				err(CETCTL_EXIT_FAILURE, "out of memory");
-		} else {
-			cetctl_table_setf(t, ln, COL_SS_VMAS, "%zu", pc->vmas.n);
-		}
+		/* status's array in JSON, so the member has one shape */
+		cetctl_set_ss_vmas(t, ln, COL_SS_VMAS, &pc->vmas);
 		cetctl_table_setf(t, ln, COL_SS_SIZE, "%lu", size);
 	}
 	/* unknown marking: "?" in the table, null in JSON */
@@ -677,34 +659,45 @@ static int write_prometheus(const char *target, const struct prom_metrics *m)
  * whether the kernel reports shadow-stack state, and the policy's outcome,
  * so a consumer never has to infer "nothing checked" from an empty list.
  */
-static char *summary_json(const struct audit_counts *c, const char *require)
-{
-	const char *ks = c->kernel_support == CET_YES ? "true" :
-			 c->kernel_support == CET_NO ? "false" : "null";
-	char *s = NULL, off[32];
-	int n;
+struct audit_summary {
+	const struct audit_counts *c;
+	const char *require;
+};
 
-	/* --require was checked by parse_require(): only [a-z,], no escaping */
-	if (require)
-		snprintf(off, sizeof(off), "%lu", c->offenders);
+static void summary_json(struct jsonwrt *w, const void *arg)
+{
+	const struct audit_summary *s = arg;
+	const struct audit_counts *c = s->c;
+
+	jsonwrt_object_open(w, "summary", JSONWRT_LINE);
+	jsonwrt_ulong(w, "processes", c->scanned);
+	jsonwrt_ulong(w, "checked", c->checked);
+	if (s->require)
+		jsonwrt_ulong(w, "offenders", c->offenders);
 	else
-		snprintf(off, sizeof(off), "null");
-	n = asprintf(&s, "\"summary\": {\"processes\": %lu, \"checked\": %lu, "
-		     "\"offenders\": %s, \"require\": %s%s%s, \"kernel_support\": %s, "
-		     "\"states\": {\"enabled_locked\": %lu, \"enabled_unlocked\": %lu, "
-		     "\"mixed\": %lu, \"disabled\": %lu, \"wrss\": %lu}, "
-		     "\"skipped\": {\"kernel_thread\": %lu, \"zombie\": %lu, "
-		     "\"vanished\": %lu, \"unreadable\": %lu, \"pids_unchecked\": %lu}, "
-		     "\"partial\": %lu, \"hidepid\": %s%s%s}",
-		     c->scanned, c->checked, off,
-		     require ? "\"" : "", require ? require : "null", require ? "\"" : "",
-		     ks, c->enabled_locked, c->enabled_unlocked, c->mixed, c->disabled, c->wrss,
-		     c->kthreads, c->zombies, c->vanished, c->unreadable, c->pids_unchecked,
-		     c->partial, c->hidepid[0] ? "\"" : "", c->hidepid[0] ? c->hidepid : "null",
-		     c->hidepid[0] ? "\"" : "");
-	if (n < 0)
-		err(CETCTL_EXIT_FAILURE, "out of memory");
-	return s;
+		jsonwrt_null(w, "offenders");
+	jsonwrt_string(w, "require", s->require);
+	if (c->kernel_support == CET_UNKNOWN)
+		jsonwrt_null(w, "kernel_support");
+	else
+		jsonwrt_bool(w, "kernel_support", c->kernel_support == CET_YES);
+	jsonwrt_object_open(w, "states", JSONWRT_LINE);
+	jsonwrt_ulong(w, "enabled_locked", c->enabled_locked);
+	jsonwrt_ulong(w, "enabled_unlocked", c->enabled_unlocked);
+	jsonwrt_ulong(w, "mixed", c->mixed);
+	jsonwrt_ulong(w, "disabled", c->disabled);
+	jsonwrt_ulong(w, "wrss", c->wrss);
+	jsonwrt_object_close(w);
+	jsonwrt_object_open(w, "skipped", JSONWRT_LINE);
+	jsonwrt_ulong(w, "kernel_thread", c->kthreads);
+	jsonwrt_ulong(w, "zombie", c->zombies);
+	jsonwrt_ulong(w, "vanished", c->vanished);
+	jsonwrt_ulong(w, "unreadable", c->unreadable);
+	jsonwrt_ulong(w, "pids_unchecked", c->pids_unchecked);
+	jsonwrt_object_close(w);
+	jsonwrt_ulong(w, "partial", c->partial);
+	jsonwrt_string(w, "hidepid", c->hidepid[0] ? c->hidepid : NULL);
+	jsonwrt_object_close(w);
 }
 
 static double now(void)
@@ -921,10 +914,9 @@ int cmd_audit(int argc, char **argv)
 	/* --prometheus -: the metrics take standard output */
 	if (!prom || strcmp(prom, "-") != 0) {
 		if (oa.topts.json) {
-			char *sum = summary_json(&counts, require);
+			struct audit_summary sum = { &counts, require };
 
-			cetctl_table_print_members(t, sum);
-			free(sum);
+			cetctl_table_print_members(t, summary_json, &sum);
 		} else {
 			cetctl_table_print(t);
 		}

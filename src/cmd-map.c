@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cetctl.h"
+#include "jsonwrt.h"
 #include "shstk.h"
 #include "util.h"
 
@@ -27,76 +28,35 @@
 
 struct emitter {
 	bool json;
-	int depth;
-	bool first[4];
+	struct jsonwrt w;
 };
-
-static void json_string(const char *s)
-{
-	char *clean = NULL;
-
-	/* valid UTF-8 whatever the bytes (see cet_utf8_sanitize) */
-	if (cet_utf8_sanitize(s, &clean) < 0)
-		err(CETCTL_EXIT_FAILURE, "out of memory");
-	if (clean)
-		s = clean;
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-	free(clean);
-}
-
-static void emit_key(struct emitter *e, const char *key)
-{
-	if (!e->first[e->depth])
-		putchar(',');
-	e->first[e->depth] = false;
-	printf("\n%*s", 2 * (e->depth + 1), "");
-	json_string(key);
-	printf(": ");
-}
 
 static void emit_open(struct emitter *e, const char *key, const char *title)
 {
-	if (e->json) {
-		if (key)
-			emit_key(e, key);
-		putchar('{');
-		e->first[++e->depth] = true;
-	} else if (title) {
+	if (e->json)
+		jsonwrt_object_open(&e->w, key, JSONWRT_BLOCK);
+	else if (title)
 		printf("%s:\n", title);
-	}
 }
 
 static void emit_close(struct emitter *e)
 {
-	if (e->json) {
-		printf("\n%*s}", 2 * e->depth, "");
-		if (--e->depth == 0)
-			putchar('\n');
-	}
+	if (e->json)
+		jsonwrt_object_close(&e->w);
+}
+
+/* text: "label value" */
+static void emit_text(struct emitter *e, const char *label, const char *val)
+{
+	printf("%-13s %s\n", label, val);
 }
 
 static void emit_str(struct emitter *e, const char *key, const char *label, const char *val)
 {
-	if (e->json) {
-		emit_key(e, key);
-		if (val)
-			json_string(val);
-		else
-			printf("null");
-	} else {
-		printf("%*s%-13s %s\n", 2 * (e->depth > 0), "", label, val ? val : "-");
-	}
+	if (e->json)
+		jsonwrt_string(&e->w, key, val);
+	else
+		emit_text(e, label, val ? val : "-");
 }
 
 static void emit_hex(struct emitter *e, const char *key, const char *label, unsigned long v)
@@ -109,22 +69,22 @@ static void emit_hex(struct emitter *e, const char *key, const char *label, unsi
 
 static void emit_num(struct emitter *e, const char *key, const char *label, unsigned long v)
 {
+	char buf[32];
+
 	if (e->json) {
-		emit_key(e, key);
-		printf("%lu", v);
-	} else {
-		printf("%*s%-13s %lu\n", 2 * (e->depth > 0), "", label, v);
+		jsonwrt_ulong(&e->w, key, v);
+		return;
 	}
+	snprintf(buf, sizeof(buf), "%lu", v);
+	emit_text(e, label, buf);
 }
 
 static void emit_bool(struct emitter *e, const char *key, const char *label, bool v)
 {
-	if (e->json) {
-		emit_key(e, key);
-		printf("%s", v ? "true" : "false");
-	} else {
-		printf("%*s%-13s %s\n", 2 * (e->depth > 0), "", label, v ? "yes" : "no");
-	}
+	if (e->json)
+		jsonwrt_bool(&e->w, key, v);
+	else
+		emit_text(e, label, v ? "yes" : "no");
 }
 
 /* The lines of one smaps entry: an array in JSON, indented in text. */
@@ -132,33 +92,23 @@ static void emit_lines(struct emitter *e, const char *key, const char *label,
 		       const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
-	bool first = true;
 
-	if (e->json) {
-		emit_key(e, key);
-		putchar('[');
-	} else {
+	if (e->json)
+		jsonwrt_array_open(&e->w, key, JSONWRT_BLOCK);
+	else
 		printf("%s:\n", label);
-	}
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		char *line = strndup(p, n);
 
-		if (!line)
-			break;
-		if (e->json) {
-			printf("%s\n%*s", first ? "" : ",", 2 * (e->depth + 2), "");
-			json_string(line);
-		} else {
-			printf("  %s\n", line);
-		}
-		free(line);
-		first = false;
+		if (e->json)
+			jsonwrt_string_n(&e->w, NULL, p, n);
+		else
+			printf("  %.*s\n", (int)n, p);
 		p += n + 1;
 	}
 	if (e->json)
-		printf("\n%*s]", 2 * (e->depth + 1), "");
+		jsonwrt_array_close(&e->w);
 }
 
 /*
@@ -333,7 +283,7 @@ int cmd_map(int argc, char **argv)
 	};
 	unsigned long size = 4096, addr = 0, hold = 0, mapped, token = 0;
 	bool want_token = false, pivot = false, do_hold = false, ss;
-	struct emitter em = { .json = cetctl_globals.json, .first = { true } };
+	struct emitter em = { .json = cetctl_globals.json };
 	struct shstk_pivot_result pr;
 	char path[64], vmflags[256], *smaps = NULL;
 	size_t elen = 0;
@@ -403,6 +353,8 @@ int cmd_map(int argc, char **argv)
 		entry_vmflags(smaps + off, elen, vmflags, sizeof(vmflags));
 	ss = vmflags_has(vmflags, "ss");
 
+	/* stdout is written both ways: no buffered JSON behind a printf */
+	jsonwrt_init(&em.w, stdout);
 	emit_open(&em, NULL, NULL);
 	emit_hex(&em, "address", "address:", mapped);
 	emit_num(&em, "size", "size:", size);

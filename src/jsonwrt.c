@@ -12,48 +12,31 @@
 
 void jsonwrt_init(struct jsonwrt *w, FILE *out)
 {
-	w->out = out;
+	w->ob.f = out;
+	w->ob.n = 0;
 	w->depth = 0;
-	w->n = 0;
 	w->level[0].layout = JSONWRT_BLOCK;
 	w->level[0].any = false;
 }
 
 void jsonwrt_flush(struct jsonwrt *w)
 {
-	if (w->n)
-		fwrite(w->buf, 1, w->n, w->out);
-	w->n = 0;
+	outbuf_flush(&w->ob);
 }
 
 static inline void put(struct jsonwrt *w, const char *p, size_t n)
 {
-	if (n > sizeof(w->buf) - w->n) {
-		jsonwrt_flush(w);
-		if (n > sizeof(w->buf)) {
-			fwrite(p, 1, n, w->out);
-			return;
-		}
-	}
-	memcpy(w->buf + w->n, p, n);
-	w->n += n;
+	outbuf_write(&w->ob, p, n);
 }
 
 static inline void putch(struct jsonwrt *w, char c)
 {
-	if (w->n == sizeof(w->buf))
-		jsonwrt_flush(w);
-	w->buf[w->n++] = c;
+	outbuf_putc(&w->ob, c);
 }
 
 static void indent(struct jsonwrt *w, int level)
 {
-	static const char spaces[] = "                                                ";
-	size_t n = (size_t)level * JSONWRT_INDENT;
-
-	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
-		put(w, spaces, sizeof(spaces) - 1);
-	put(w, spaces, n);
+	outbuf_spaces(&w->ob, (size_t)level * JSONWRT_INDENT);
 }
 
 /*

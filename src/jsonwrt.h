@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "outbuf.h"
+
 #define JSONWRT_INDENT		3	/* spaces a level in JSONWRT_BLOCK */
 #define JSONWRT_MAX_DEPTH	16
 
@@ -36,14 +38,12 @@ enum jsonwrt_layout {
 };
 
 struct jsonwrt {
-	FILE *out;
 	int depth;			/* containers open */
 	struct {
 		unsigned char layout;	/* enum jsonwrt_layout */
 		bool any;		/* a member written */
 	} level[JSONWRT_MAX_DEPTH];
-	size_t n;			/* bytes in buf */
-	char buf[16384];
+	struct outbuf ob;
 };
 
 void jsonwrt_init(struct jsonwrt *w, FILE *out);

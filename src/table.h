@@ -32,15 +32,34 @@ struct cetctl_column {
 	int json_type;		/* SCOLS_JSON_* */
 	const char *help;	/* one line for --list-columns and --help */
 	unsigned int jflags;	/* CETCTL_JSON_* placement of the JSON member */
+	const struct cetctl_value_type *value;	/* CETCTL_JSON_VALUE columns */
 };
 
 /*
- * json_type beyond libsmartcols' SCOLS_JSON_*: in JSON mode the command
- * sets the cell with cetctl_table_set_json() to a JSON value it built
- * (an object, an array of objects); the table shows the text it sets in
- * table mode.
+ * json_type beyond libsmartcols' SCOLS_JSON_*: the cell is a typed value
+ * (a struct of the command's, set with cetctl_table_set_value()) that the
+ * column's value type renders both ways: as the text of the table, and as
+ * a JSON value (an object, an array) when the document is written. A
+ * verdict is encoded once, in its type.
  */
-#define CETCTL_JSON_RAW		100
+#define CETCTL_JSON_VALUE	100
+
+struct jsonwrt;
+
+/* Text being built: a typed value's table cell. */
+struct cetctl_text {
+	char *s;		/* NUL-terminated */
+	size_t len, cap;
+};
+void cetctl_text_add(struct cetctl_text *out, const char *s, size_t len);
+void cetctl_text_puts(struct cetctl_text *out, const char *s);
+
+struct cetctl_value_type {
+	/* append the table text of @v to @out */
+	void (*text)(const void *v, struct cetctl_text *out);
+	/* write @v as the member @name (NULL: an array element) */
+	void (*json)(struct jsonwrt *w, const char *name, const void *v);
+};
 
 /* jflags: where a column's member goes when lines nest (status threads) */
 #define CETCTL_JSON_CHILD	(1U << 0)	/* also in the nested objects */
@@ -132,13 +151,13 @@ int cetctl_table_set(struct cetctl_table *t, struct cetctl_line *ln,
 int cetctl_table_setf(struct cetctl_table *t, struct cetctl_line *ln,
 		      int colid, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-/* JSON mode: set a CETCTL_JSON_RAW cell to the JSON text @json (NULL: null). */
-int cetctl_table_set_json(struct cetctl_table *t, struct cetctl_line *ln,
-			  int colid, const char *json);
-/* JSON mode: the shadow-stack mappings as status and audit both show them. */
-struct shstk_vmas;
-int cetctl_table_set_ss_vmas_json(struct cetctl_table *t, struct cetctl_line *ln,
-				  int colid, const struct shstk_vmas *vmas);
+/*
+ * A CETCTL_JSON_VALUE cell: the @size bytes of @value (a struct without
+ * pointers: it is copied) rendered by the column's value type; its text
+ * now in a table, its JSON when the line is written. NULL: empty, null.
+ */
+int cetctl_table_set_value(struct cetctl_table *t, struct cetctl_line *ln,
+			   int colid, const void *value, size_t size);
 /*
  * A list cell: @text as it is in the table; in JSON, a SCOLS_JSON_ARRAY_STRING
  * cell split at any of @seps ("" or @empty_word: []). NULL text: null.
@@ -157,19 +176,16 @@ void cetctl_table_error(struct cetctl_table *t, const char *file, long pid,
 			int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
-/* JSON text helpers for CETCTL_JSON_RAW cells (stdio memstreams) */
-void cetctl_json_string(FILE *out, const char *s);	/* NULL: null */
-void cetctl_json_string_list(FILE *out, const char *const *v, size_t n);
-/* cetctl_json_string() into @buf (cut to @size); returns the full length */
-size_t cetctl_json_quote(char *buf, size_t size, const char *s);
 struct libscols_table *cetctl_table_scols(struct cetctl_table *t);
 int cetctl_table_print(struct cetctl_table *t);
 /*
- * The same; in JSON mode @members (NULL, or JSON text such as
- * "\"summary\": {...}") goes into the top-level object after the array,
- * next to "proc_root" when a recorded tree stands in for /proc.
+ * The same; in JSON mode @members (NULL for none) writes members of its
+ * own (a "summary") into the top-level object after the array, next to
+ * "proc_root" when a recorded tree stands in for /proc.
  */
-int cetctl_table_print_members(struct cetctl_table *t, const char *members);
+int cetctl_table_print_members(struct cetctl_table *t,
+			       void (*members)(struct jsonwrt *w, const void *arg),
+			       const void *arg);
 void cetctl_table_free(struct cetctl_table *t);
 
 #endif
