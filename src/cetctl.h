@@ -15,6 +15,8 @@
 #define CETCTL_EXIT_RUN_FAILED	125
 #define CETCTL_EXIT_CANNOT_EXEC	126
 #define CETCTL_EXIT_NOT_FOUND	127
+/* Not an exit status: a step of a command that says the command goes on. */
+#define CETCTL_CONTINUE		(-1)
 
 /* Options given before the subcommand; subcommands may set them too. */
 struct cetctl_globals {

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <libsmartcols.h>
 
+#include "cetctl.h"
+
 #define CETCTL_MAX_COLUMNS 64
 
 /*
@@ -127,7 +129,7 @@ struct cetctl_output_args {
  * output options; returns false for any other option. */
 bool cetctl_output_option(struct cetctl_output_args *oa, int c, const char *arg);
 
-#define CETCTL_OUTPUT_CONTINUE	(-1)
+#define CETCTL_OUTPUT_CONTINUE	CETCTL_CONTINUE
 
 /*
  * After option parsing: print the columns for --list-columns, or apply the
