@@ -377,12 +377,6 @@ static bool status_one(struct status_ctl *ctl, pid_t pid)
 
 int cmd_status(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CETCTL_OUTPUT_LONGOPTS,
-		{ "help",         no_argument,       NULL, 'h' },
-		{ "version",      no_argument,       NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	int ids[CETCTL_MAX_COLUMNS] = { COL_PID, COL_TID, COL_COMM, COL_FEATURES,
 					COL_LOCKED, COL_SS_SIZE, COL_MARKING, COL_VERDICT };
 	size_t nids = 8;
@@ -394,21 +388,8 @@ int cmd_status(int argc, char **argv)
 	pid_t *pids;
 	int c, i, npids = 0;
 
-	oa.topts.json = cetctl_globals.json;
-	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "hV", longopts, NULL)) != -1) {
-		if (cetctl_output_option(&oa, c, optarg))
-			continue;
-		switch (c) {
-		case 'h':
-			usage();
-			return CETCTL_EXIT_OK;
-		case 'V':
-			return cetctl_print_version();
-		default:
-			return cetctl_usage_error("status");
-		}
-	}
-	c = cetctl_output_columns(&oa, status_columns, NCOLS, ids, &nids, "status");
+	c = cetctl_output_parse(argc, argv, &oa, usage, status_columns, NCOLS, ids, &nids,
+				"status");
 	if (c != CETCTL_OUTPUT_CONTINUE)
 		return c;
 	if (optind >= argc) {

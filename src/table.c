@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <err.h>
+#include <getopt.h>
 #include <errno.h>
 #include <langinfo.h>
 #include <stdarg.h>
@@ -1128,4 +1129,33 @@ int cetctl_output_columns(const struct cetctl_output_args *oa, const struct cetc
 			return cetctl_usage_error(cmd);
 	}
 	return CETCTL_OUTPUT_CONTINUE;
+}
+
+int cetctl_output_parse(int argc, char **argv, struct cetctl_output_args *oa,
+			void (*usage)(void), const struct cetctl_column *cols, size_t ncols,
+			int *ids, size_t *nids, const char *cmd)
+{
+	static const struct option longopts[] = {
+		CETCTL_OUTPUT_LONGOPTS,
+		{ "help",         no_argument,       NULL, 'h' },
+		{ "version",      no_argument,       NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	oa->topts.json = cetctl_globals.json;
+	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "hV", longopts, NULL)) != -1) {
+		if (cetctl_output_option(oa, c, optarg))
+			continue;
+		switch (c) {
+		case 'h':
+			usage();
+			return CETCTL_EXIT_OK;
+		case 'V':
+			return cetctl_print_version();
+		default:
+			return cetctl_usage_error(cmd);
+		}
+	}
+	return cetctl_output_columns(oa, cols, ncols, ids, nids, cmd);
 }

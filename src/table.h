@@ -141,6 +141,17 @@ bool cetctl_output_option(struct cetctl_output_args *oa, int c, const char *arg)
 int cetctl_output_columns(const struct cetctl_output_args *oa, const struct cetctl_column *cols,
 			  size_t ncols, int *ids, size_t *nids, const char *cmd);
 
+/*
+ * The whole command line of a command that has only the shared output
+ * options, -h and -V (info, status): parsed into @oa, then
+ * cetctl_output_columns(). Returns CETCTL_OUTPUT_CONTINUE with optind at
+ * the first operand, else the exit status (after --help, --version, a
+ * usage error).
+ */
+int cetctl_output_parse(int argc, char **argv, struct cetctl_output_args *oa,
+			void (*usage)(void), const struct cetctl_column *cols, size_t ncols,
+			int *ids, size_t *nids, const char *cmd);
+
 struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 				      const int *ids, size_t nids,
 				      const struct cetctl_table_opts *opts);
