@@ -944,7 +944,19 @@ static void summary_json(struct jsonwrt *w, const void *arg)
 	jsonwrt_object_close(w);
 }
 
-int cmd_elf(int argc, char **argv)
+/* What the command line asks for, besides what goes into struct elf_ctl. */
+struct elf_opts {
+	struct cetctl_output_args oa;
+	int ids[CETCTL_MAX_COLUMNS];
+	size_t nids;
+	bool deps;		/* --deps */
+};
+
+/*
+ * Parse the command line into @o and @ctl (-r, --kernel-policy): returns
+ * CETCTL_CONTINUE with optind at the first file, else the exit status.
+ */
+static int elf_parse(int argc, char **argv, struct elf_opts *o, struct elf_ctl *ctl)
 {
 	enum { OPT_DEPS = 0x100, OPT_KERNEL_POLICY };
 	static const struct option longopts[] = {
@@ -956,26 +968,25 @@ int cmd_elf(int argc, char **argv)
 		{ "version",      no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct cetctl_output_args oa = { .topts.json_name = "files", .topts.json_errors = true };
-	struct elf_ctl ctl = { 0 };
-	int ids[CETCTL_MAX_COLUMNS];
-	size_t nids = 0;
-	bool deps = false;
-	int c, rc = CETCTL_EXIT_OK;
+	static const int defaults[] = { COL_FILE, COL_ARCH, COL_TYPE, COL_IBT, COL_SHSTK,
+					COL_NOTE, COL_LOADER, COL_KERNEL };
+	int c;
 
-	oa.topts.json = cetctl_globals.json;
+	o->oa.topts.json_name = "files";
+	o->oa.topts.json_errors = true;
+	o->oa.topts.json = cetctl_globals.json;
 	while ((c = getopt_long(argc, argv, "r" CETCTL_OUTPUT_SHORTOPTS "hV", longopts, NULL)) != -1) {
-		if (cetctl_output_option(&oa, c, optarg))
+		if (cetctl_output_option(&o->oa, c, optarg))
 			continue;
 		switch (c) {
 		case 'r':
-			ctl.recursive = true;
+			ctl->recursive = true;
 			break;
 		case OPT_DEPS:
-			deps = true;
+			o->deps = true;
 			break;
 		case OPT_KERNEL_POLICY:
-			if (parse_policy(&ctl, optarg) < 0)
+			if (parse_policy(ctl, optarg) < 0)
 				return cetctl_usage_error("elf");
 			break;
 		case 'h':
@@ -989,59 +1000,74 @@ int cmd_elf(int argc, char **argv)
 	}
 	/* --list-columns needs no file; a bad -o without a file is reported
 	 * as the missing file, as before. */
-	if (optind >= argc && !oa.list_columns) {
+	if (optind >= argc && !o->oa.list_columns) {
 		warnx("elf: no file given");
 		return cetctl_usage_error("elf");
 	}
-
-	ids[nids++] = COL_FILE;
-	ids[nids++] = COL_ARCH;
-	ids[nids++] = COL_TYPE;
-	ids[nids++] = COL_IBT;
-	ids[nids++] = COL_SHSTK;
-	ids[nids++] = COL_NOTE;
-	ids[nids++] = COL_LOADER;
-	ids[nids++] = COL_KERNEL;
-	if (deps) {
-		ids[nids++] = COL_DEPS;
-		ids[nids++] = COL_MISSING;
+	memcpy(o->ids, defaults, sizeof(defaults));
+	o->nids = sizeof(defaults) / sizeof(defaults[0]);
+	if (o->deps) {
+		o->ids[o->nids++] = COL_DEPS;
+		o->ids[o->nids++] = COL_MISSING;
 	}
-	c = cetctl_output_columns(&oa, elf_columns, NCOLS, ids, &nids, "elf");
-	if (c != CETCTL_OUTPUT_CONTINUE)
-		return c;
+	return cetctl_output_columns(&o->oa, elf_columns, NCOLS, o->ids, &o->nids, "elf");
+}
 
-	if (deps) {
-		int r = elf_deps_ctx_new(&ctl.deps, NULL, NULL);
+/*
+ * Plan: the resolver for --deps, the kernel's policy (unless named) and
+ * x32 support, the table. Returns CETCTL_CONTINUE or the exit status.
+ */
+static int elf_plan(struct elf_opts *o, struct elf_ctl *ctl)
+{
+	if (o->deps) {
+		int r = elf_deps_ctx_new(&ctl->deps, NULL, NULL);
 
 		if (r < 0) {
 			warnx("elf: %s", strerror(-r));
 			return CETCTL_EXIT_FAILURE;
 		}
 	}
-	/* the policy (unless named) and x32 support of the running or recorded kernel */
-	running_policy(&ctl);
-	ctl.json = oa.topts.json;
-	ctl.raw = oa.topts.raw;
-	oa.topts.stream = true;	/* add_row() completes a line before the next */
-	ctl.tb = cetctl_table_new(elf_columns, ids, nids, &oa.topts);
-	if (!ctl.tb)
+	running_policy(ctl);
+	ctl->json = o->oa.topts.json;
+	ctl->raw = o->oa.topts.raw;
+	o->oa.topts.stream = true;	/* add_row() completes a line before the next */
+	ctl->tb = cetctl_table_new(elf_columns, o->ids, o->nids, &o->oa.topts);
+	if (!ctl->tb)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
+	return CETCTL_CONTINUE;
+}
 
+/* The table or the JSON document, and the summary. */
+static void elf_report(struct elf_ctl *ctl)
+{
+	if (ctl->json) {
+		cetctl_table_print_members(ctl->tb, summary_json, ctl);
+		return;
+	}
+	if (ctl->sum.files)
+		cetctl_table_print(ctl->tb);
+	fflush(stdout);		/* the summary comes after the table */
+	print_summary_text(ctl, ctl->deps != NULL);
+	cetctl_proc_root_note("elf");
+}
+
+int cmd_elf(int argc, char **argv)
+{
+	struct elf_opts o = { 0 };
+	struct elf_ctl ctl = { 0 };
+	int rc = elf_parse(argc, argv, &o, &ctl);
+
+	if (rc == CETCTL_CONTINUE)
+		rc = elf_plan(&o, &ctl);
+	if (rc != CETCTL_CONTINUE)
+		return rc;
+	rc = CETCTL_EXIT_OK;
 	for (int i = optind; i < argc; i++)
 		if (do_arg(&ctl, argv[i]) < 0)
 			rc = CETCTL_EXIT_FAILURE;
 	if (ctl.sum.errors)
 		rc = CETCTL_EXIT_FAILURE;
-
-	if (oa.topts.json) {
-		cetctl_table_print_members(ctl.tb, summary_json, &ctl);
-	} else {
-		if (ctl.sum.files)
-			cetctl_table_print(ctl.tb);
-		fflush(stdout);		/* the summary comes after the table */
-		print_summary_text(&ctl, deps);
-		cetctl_proc_root_note("elf");
-	}
+	elf_report(&ctl);
 	cetctl_table_free(ctl.tb);
 	elf_deps_ctx_free(ctl.deps);
 	return rc;
