@@ -107,10 +107,13 @@ static void set_termwidth(struct libscols_table *tb)
 		scols_table_set_termwidth(tb, (size_t)n);
 }
 
-static const char *parse_cmd = "";	/* for the messages: "elf: " */
-
-int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
-			 const char *list, int *ids, size_t *nids)
+/*
+ * Parse a -o/--output list ("COL1,COL2" or "+COL3" to append to the
+ * defaults already in @ids) of command @cmd. Says why and returns -1 on
+ * an unknown column or too many columns.
+ */
+static int columns_parse(const struct cetctl_column *cols, size_t ncols, const char *list,
+			 int *ids, size_t *nids, const char *cmd)
 {
 	const char *p, *end;
 
@@ -131,17 +134,17 @@ int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
 			continue;
 		id = column_by_name(cols, ncols, p, len);
 		if (id < 0) {
-			warnx("%sunknown column: %.*s", parse_cmd, (int)len, p);
+			warnx("%s: unknown column: %.*s", cmd, (int)len, p);
 			return -1;
 		}
 		if (*nids >= CETCTL_MAX_COLUMNS) {
-			warnx("%stoo many columns", parse_cmd);
+			warnx("%s: too many columns", cmd);
 			return -1;
 		}
 		ids[(*nids)++] = id;
 	}
 	if (*nids == 0) {
-		warnx("%sno columns given", parse_cmd);
+		warnx("%s: no columns given", cmd);
 		return -1;
 	}
 	return 0;
@@ -1117,17 +1120,8 @@ int cetctl_output_columns(const struct cetctl_output_args *oa, const struct cetc
 		cetctl_columns_list(stdout, cols, ncols, &oa->topts);
 		return CETCTL_EXIT_OK;
 	}
-	if (oa->outlist) {
-		char prefix[32];
-		int rc;
-
-		snprintf(prefix, sizeof(prefix), "%s: ", cmd);
-		parse_cmd = prefix;
-		rc = cetctl_columns_parse(cols, ncols, oa->outlist, ids, nids);
-		parse_cmd = "";
-		if (rc < 0)
-			return cetctl_usage_error(cmd);
-	}
+	if (oa->outlist && columns_parse(cols, ncols, oa->outlist, ids, nids, cmd) < 0)
+		return cetctl_usage_error(cmd);
 	return CETCTL_OUTPUT_CONTINUE;
 }
 

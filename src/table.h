@@ -84,13 +84,6 @@ struct cetctl_table_opts {
 struct cetctl_table;
 struct cetctl_line;
 
-/*
- * Parse a -o/--output list ("COL1,COL2" or "+COL3" to append to the
- * defaults already in @ids). Prints a message and returns -1 on an unknown
- * column or too many columns.
- */
-int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
-			 const char *list, int *ids, size_t *nids);
 /* --list-columns: one line per column, or a JSON array with -J; -n and
  * --raw apply too. */
 void cetctl_columns_list(FILE *out, const struct cetctl_column *cols,
