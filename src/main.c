@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cetctl.h"
+#include "outbuf.h"
 #include "config.h"
 #ifdef CETCTL_FAULT_HOOKS
 #include "launch.h"
@@ -121,6 +122,9 @@ static void close_stdout(void)
 		prev_fail = true;
 	}
 	saved = errno;
+	/* an earlier write of ours failed (table.c, jsonwrt.c): its reason */
+	if (prev_fail && !saved && !stdout_was_closed)
+		saved = outbuf_write_errno();
 	/* nothing left to flush, so the close succeeded: the reason is known */
 	if (prev_fail && !saved && stdout_was_closed)
 		saved = EBADF;

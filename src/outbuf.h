@@ -16,19 +16,23 @@ struct outbuf {
 	char b[16384];
 };
 
-static inline void outbuf_flush(struct outbuf *o)
-{
-	if (o->n)
-		fwrite(o->b, 1, o->n, o->f);
-	o->n = 0;
-}
+/* Write what is buffered (outbuf.c); _from: the o->n bytes at @p instead. */
+void outbuf_flush(struct outbuf *o);
+void outbuf_flush_from(struct outbuf *o, const char *p);
+/*
+ * The errno of the first write of an outbuf that failed, 0 when none did:
+ * the reason of "cetctl: write error" at exit even when the stream keeps
+ * nothing pending by then (main.c).
+ */
+int outbuf_write_errno(void);
 
 static inline void outbuf_write(struct outbuf *o, const char *p, size_t n)
 {
 	if (n > sizeof(o->b) - o->n) {
 		outbuf_flush(o);
 		if (n > sizeof(o->b)) {
-			fwrite(p, 1, n, o->f);
+			o->n = n;	/* written from p, not from o->b */
+			outbuf_flush_from(o, p);
 			return;
 		}
 	}
