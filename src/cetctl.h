@@ -41,6 +41,11 @@ int cmd_map(int argc, char **argv);
 
 /* Print "Try 'cetctl [CMD] --help'." and return CETCTL_EXIT_FAILURE. */
 int cetctl_usage_error(const char *cmd);
+/*
+ * The end of a subcommand's option switch: -h prints @usage and returns
+ * 0, -V the version; anything else is a usage error of @cmd.
+ */
+int cetctl_option_other(int c, void (*usage)(void), const char *cmd);
 /* Print the version line for --version, return 0. */
 int cetctl_print_version(void);
 

@@ -632,6 +632,23 @@ struct audit_summary {
 	const char *require;
 };
 
+static const char *const state_keys[] = {
+	"enabled_locked", "enabled_unlocked", "mixed", "disabled", "wrss", NULL,
+};
+static const char *const skip_keys[] = {
+	"kernel_thread", "zombie", "vanished", "unreadable", "pids_unchecked", NULL,
+};
+
+/* {"key": n, ...}: @keys (NULL-terminated) with their values @n */
+static void counts_member(struct jsonwrt *w, const char *name, const char *const *keys,
+			  const unsigned long *n)
+{
+	jsonwrt_object_open(w, name, JSONWRT_LINE);
+	for (size_t i = 0; keys[i]; i++)
+		jsonwrt_ulong(w, keys[i], n[i]);
+	jsonwrt_object_close(w);
+}
+
 static void summary_json(struct jsonwrt *w, const void *arg)
 {
 	const struct audit_summary *s = arg;
@@ -649,20 +666,10 @@ static void summary_json(struct jsonwrt *w, const void *arg)
 		jsonwrt_null(w, "kernel_support");
 	else
 		jsonwrt_bool(w, "kernel_support", c->kernel_support == CET_YES);
-	jsonwrt_object_open(w, "states", JSONWRT_LINE);
-	jsonwrt_ulong(w, "enabled_locked", c->enabled_locked);
-	jsonwrt_ulong(w, "enabled_unlocked", c->enabled_unlocked);
-	jsonwrt_ulong(w, "mixed", c->mixed);
-	jsonwrt_ulong(w, "disabled", c->disabled);
-	jsonwrt_ulong(w, "wrss", c->wrss);
-	jsonwrt_object_close(w);
-	jsonwrt_object_open(w, "skipped", JSONWRT_LINE);
-	jsonwrt_ulong(w, "kernel_thread", c->kthreads);
-	jsonwrt_ulong(w, "zombie", c->zombies);
-	jsonwrt_ulong(w, "vanished", c->vanished);
-	jsonwrt_ulong(w, "unreadable", c->unreadable);
-	jsonwrt_ulong(w, "pids_unchecked", c->pids_unchecked);
-	jsonwrt_object_close(w);
+	counts_member(w, "states", state_keys, (const unsigned long[]){ c->enabled_locked,
+		      c->enabled_unlocked, c->mixed, c->disabled, c->wrss });
+	counts_member(w, "skipped", skip_keys, (const unsigned long[]){ c->kthreads,
+		      c->zombies, c->vanished, c->unreadable, c->pids_unchecked });
 	jsonwrt_ulong(w, "partial", c->partial);
 	jsonwrt_string(w, "hidepid", c->hidepid[0] ? c->hidepid : NULL);
 	jsonwrt_object_close(w);
@@ -720,13 +727,8 @@ static int audit_option(struct audit_opts *o, int c, const char *arg)
 		if (parse_label(arg, &o->prom_labels) < 0)
 			return cetctl_usage_error("audit");
 		break;
-	case 'h':
-		usage();
-		return CETCTL_EXIT_OK;
-	case 'V':
-		return cetctl_print_version();
 	default:
-		return cetctl_usage_error("audit");
+		return cetctl_option_other(c, usage, "audit");
 	}
 	return CETCTL_OUTPUT_CONTINUE;
 }

@@ -989,13 +989,8 @@ static int elf_parse(int argc, char **argv, struct elf_opts *o, struct elf_ctl *
 			if (parse_policy(ctl, optarg) < 0)
 				return cetctl_usage_error("elf");
 			break;
-		case 'h':
-			usage();
-			return CETCTL_EXIT_OK;
-		case 'V':
-			return cetctl_print_version();
 		default:
-			return cetctl_usage_error("elf");
+			return cetctl_option_other(c, usage, "elf");
 		}
 	}
 	/* --list-columns needs no file; a bad -o without a file is reported

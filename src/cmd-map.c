@@ -323,13 +323,8 @@ static int map_parse(int argc, char **argv, struct map_opts *o)
 		case 'J':
 			o->json = true;
 			break;
-		case 'h':
-			usage();
-			return CETCTL_EXIT_OK;
-		case 'V':
-			return cetctl_print_version();
 		default:
-			return cetctl_usage_error("map");
+			return cetctl_option_other(c, usage, "map");
 		}
 	}
 	if (optind < argc) {

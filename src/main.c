@@ -47,6 +47,17 @@ int cetctl_usage_error(const char *cmd)
 	return CETCTL_EXIT_FAILURE;
 }
 
+int cetctl_option_other(int c, void (*usage)(void), const char *cmd)
+{
+	if (c == 'h') {
+		usage();
+		return CETCTL_EXIT_OK;
+	}
+	if (c == 'V')
+		return cetctl_print_version();
+	return cetctl_usage_error(cmd);
+}
+
 int cetctl_print_version(void)
 {
 	printf("cetctl %s\n", CETCTL_VERSION);

@@ -1139,17 +1139,8 @@ int cetctl_output_parse(int argc, char **argv, struct cetctl_output_args *oa,
 
 	oa->topts.json = cetctl_globals.json;
 	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "hV", longopts, NULL)) != -1) {
-		if (cetctl_output_option(oa, c, optarg))
-			continue;
-		switch (c) {
-		case 'h':
-			usage();
-			return CETCTL_EXIT_OK;
-		case 'V':
-			return cetctl_print_version();
-		default:
-			return cetctl_usage_error(cmd);
-		}
+		if (!cetctl_output_option(oa, c, optarg))
+			return cetctl_option_other(c, usage, cmd);
 	}
 	return cetctl_output_columns(oa, cols, ncols, ids, nids, cmd);
 }
