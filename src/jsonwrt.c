@@ -34,39 +34,64 @@ static inline void putch(struct jsonwrt *w, char c)
 	outbuf_putc(&w->ob, c);
 }
 
-static void indent(struct jsonwrt *w, int level)
+/* A new line indented to @level: one copy from a line of blanks. */
+static void newline(struct jsonwrt *w, int level)
 {
-	outbuf_spaces(&w->ob, (size_t)level * JSONWRT_INDENT);
+	static const char line[] = "\n                                                ";
+	size_t n = (size_t)level * JSONWRT_INDENT;
+
+	if (n < sizeof(line) - 1) {
+		put(w, line, n + 1);
+		return;
+	}
+	putch(w, '\n');
+	outbuf_spaces(&w->ob, n);
 }
+
+/*
+ * What each byte needs in a string: 0 nothing, 1 an escape ('"', '\',
+ * the control characters and DEL), 2 a check that it is UTF-8 (>= 0x80).
+ */
+static const unsigned char byte_class[256] = {
+	[0x00 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x7f] = 1, [0x80 ... 0xff] = 2,
+};
+/* the same once the string is known to be UTF-8 */
+static const unsigned char byte_class_utf8[256] = {
+	[0x00 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
+};
 
 /*
  * The escaper: @len bytes of @s between quotes. The runs between the
  * bytes to escape are copied whole; the first byte >= 0x80 sends the rest
- * through cet_utf8_sanitize() (rare: only names that are not ASCII).
+ * through cet_utf8_sanitize() (rare: only names that are not ASCII), and
+ * then (@checked) such bytes pass as they are.
  */
 static void escaped(struct jsonwrt *w, const char *s, size_t len, bool checked)
 {
 	static const char hex[] = "0123456789abcdef";
-	const char *run = s, *end = s + len;
+	const unsigned char *cls = checked ? byte_class_utf8 : byte_class;
+	const unsigned char *p = (const unsigned char *)s, *run = p, *end = p + len;
+	char u[6] = { '\\', 'u', '0', '0', 0, 0 };
 
-	for (; s < end; s++) {
-		unsigned char c = (unsigned char)*s;
-		char u[6] = { '\\', 'u', '0', '0', 0, 0 };
+	for (;; p++) {
+		unsigned char c;
 
-		if (c >= 0x80 && !checked) {
-			char *copy = strndup(s, (size_t)(end - s)), *clean = NULL;
+		while (p < end && !cls[*p])
+			p++;
+		if (p == end)
+			break;
+		put(w, (const char *)run, (size_t)(p - run));
+		c = *p;
+		if (cls[c] == 2) {
+			char *copy = strndup((const char *)p, (size_t)(end - p)), *clean = NULL;
 
 			if (!copy || cet_utf8_sanitize(copy, &clean) < 0)
 				err(CETCTL_EXIT_FAILURE, "out of memory");
-			put(w, run, (size_t)(s - run));
 			escaped(w, clean ? clean : copy, strlen(clean ? clean : copy), true);
 			free(clean);
 			free(copy);
 			return;
 		}
-		if (c != '"' && c != '\\' && c >= 0x20 && c != 0x7f)
-			continue;
-		put(w, run, (size_t)(s - run));
 		if (c == '"' || c == '\\') {
 			putch(w, '\\');
 			putch(w, (char)c);
@@ -75,9 +100,9 @@ static void escaped(struct jsonwrt *w, const char *s, size_t len, bool checked)
 			u[5] = hex[c & 0xf];
 			put(w, u, sizeof(u));
 		}
-		run = s + 1;
+		run = p + 1;
 	}
-	put(w, run, (size_t)(end - run));
+	put(w, (const char *)run, (size_t)(end - run));
 }
 
 static void quoted(struct jsonwrt *w, const char *s, size_t len)
@@ -85,6 +110,26 @@ static void quoted(struct jsonwrt *w, const char *s, size_t len)
 	putch(w, '"');
 	escaped(w, s, len, false);
 	putch(w, '"');
+}
+
+/* "name": — in one copy when it needs no escape (member names are short) */
+static void member_name(struct jsonwrt *w, const char *name)
+{
+	char buf[64];
+	size_t n = 0;
+
+	for (; name[n] && !byte_class[(unsigned char)name[n]]; n++)
+		if (n == sizeof(buf) - 4)
+			break;
+	if (name[n]) {
+		quoted(w, name, strlen(name));
+		put(w, ": ", 2);
+		return;
+	}
+	buf[0] = '"';
+	memcpy(buf + 1, name, n);
+	memcpy(buf + 1 + n, "\": ", 3);
+	put(w, buf, n + 4);
 }
 
 /* The separator before a new member of the innermost container, then "name": */
@@ -95,8 +140,9 @@ static void member(struct jsonwrt *w, const char *name)
 
 		switch (l->layout) {
 		case JSONWRT_BLOCK:
-			put(w, l->any ? ",\n" : "\n", l->any ? 2 : 1);
-			indent(w, w->depth);
+			if (l->any)
+				putch(w, ',');
+			newline(w, w->depth);
 			break;
 		case JSONWRT_LINE:
 			if (l->any)
@@ -109,10 +155,8 @@ static void member(struct jsonwrt *w, const char *name)
 		}
 		l->any = true;
 	}
-	if (name) {
-		quoted(w, name, strlen(name));
-		put(w, ": ", 2);
-	}
+	if (name)
+		member_name(w, name);
 }
 
 static void open_container(struct jsonwrt *w, const char *name, enum jsonwrt_layout layout,
@@ -131,10 +175,8 @@ static void close_container(struct jsonwrt *w, char c)
 {
 	if (w->depth <= 0)
 		errx(CETCTL_EXIT_FAILURE, "JSON writer: nothing to close");
-	if (w->level[w->depth].layout == JSONWRT_BLOCK && w->level[w->depth].any) {
-		putch(w, '\n');
-		indent(w, w->depth - 1);
-	}
+	if (w->level[w->depth].layout == JSONWRT_BLOCK && w->level[w->depth].any)
+		newline(w, w->depth - 1);
 	putch(w, c);
 	if (--w->depth == 0) {
 		putch(w, '\n');

@@ -356,11 +356,12 @@ static int store(struct cetctl_table *t, struct cetctl_line *ln, int pos, int co
 		 const void *data, size_t len, bool value)
 {
 	for (size_t i = (size_t)pos; i < t->nids; i++) {
-		size_t at = value ? (ln->used + 15) & ~(size_t)15 : ln->used;
+		size_t at;
 		char *d;
 
 		if (t->ids[i] != colid)
 			continue;
+		at = value ? (ln->used + 15) & ~(size_t)15 : ln->used;
 		if (!ln->cells[i] && at <= ln->size && len <= ln->size - at) {
 			d = line_arena(t, ln) + at;
 			ln->used = at + len;
@@ -426,25 +427,15 @@ bool cetctl_table_json(const struct cetctl_table *t)
 	return t->json;
 }
 
-void cetctl_text_add(struct cetctl_text *out, const char *s, size_t len)
+void cetctl_text_grow(struct cetctl_text *out, size_t len)
 {
-	if (out->len + len + 1 > out->cap) {
-		size_t cap = (out->len + len + 1) * 2;
-		char *p = realloc(out->s, cap);
+	size_t cap = (out->len + len + 1) * 2;
+	char *p = realloc(out->s, cap);
 
-		if (!p)
-			err(CETCTL_EXIT_FAILURE, "out of memory");
-		out->s = p;
-		out->cap = cap;
-	}
-	memcpy(out->s + out->len, s, len);
-	out->len += len;
-	out->s[out->len] = '\0';
-}
-
-void cetctl_text_puts(struct cetctl_text *out, const char *s)
-{
-	cetctl_text_add(out, s, strlen(s));
+	if (!p)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	out->s = p;
+	out->cap = cap;
 }
 
 int cetctl_table_set_value(struct cetctl_table *t, struct cetctl_line *ln,
@@ -457,7 +448,7 @@ int cetctl_table_set_value(struct cetctl_table *t, struct cetctl_line *ln,
 	if (t->json)
 		return store(t, ln, pos, colid, value, size, true);
 	t->text.len = 0;
-	cetctl_text_add(&t->text, "", 0);
+	cetctl_text_add(&t->text, "", 0);	/* "" when the type adds nothing */
 	t->cols[colid].value->text(value, &t->text);
 	return store(t, ln, pos, colid, t->text.s, t->text.len + 1, false);
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <libsmartcols.h>
 
 #include "cetctl.h"
@@ -53,8 +54,22 @@ struct cetctl_text {
 	char *s;		/* NUL-terminated */
 	size_t len, cap;
 };
-void cetctl_text_add(struct cetctl_text *out, const char *s, size_t len);
-void cetctl_text_puts(struct cetctl_text *out, const char *s);
+/* Make room for @len more bytes and the NUL (err() when out of memory). */
+void cetctl_text_grow(struct cetctl_text *out, size_t len);
+
+static inline void cetctl_text_add(struct cetctl_text *out, const char *s, size_t len)
+{
+	if (out->len + len + 1 > out->cap)
+		cetctl_text_grow(out, len);
+	memcpy(out->s + out->len, s, len);
+	out->len += len;
+	out->s[out->len] = '\0';
+}
+
+static inline void cetctl_text_puts(struct cetctl_text *out, const char *s)
+{
+	cetctl_text_add(out, s, strlen(s));
+}
 
 struct cetctl_value_type {
 	/* append the table text of @v to @out */
