@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <err.h>
-#include <getopt.h>
 #include <errno.h>
+#include <getopt.h>
 #include <langinfo.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -15,7 +15,6 @@
 #include "jsonwrt.h"
 #include "outbuf.h"
 #include "table.h"
-#include "util.h"
 
 /*
  * The rows are ours, not libsmartcols' lines: a line is an array of cell
