@@ -4,7 +4,8 @@
  * text table, --json, --output and --list-columns of every subcommand, the
  * way lsns does it. The rows are held here, not in libsmartcols: it lays
  * out only what needs its layout (a terminal, a tree of lines, cells that
- * are not plain ASCII); JSON and the plain flat tables are written here.
+ * are not plain ASCII); JSON (through jsonwrt.c) and the plain flat tables
+ * are written here.
  */
 #ifndef CETCTL_TABLE_H
 #define CETCTL_TABLE_H
