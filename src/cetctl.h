@@ -15,6 +15,8 @@
 #define CETCTL_EXIT_RUN_FAILED	125
 #define CETCTL_EXIT_CANNOT_EXEC	126
 #define CETCTL_EXIT_NOT_FOUND	127
+/* Not an exit status: a step of a command that says the command goes on. */
+#define CETCTL_CONTINUE		(-1)
 
 /* Options given before the subcommand; subcommands may set them too. */
 struct cetctl_globals {
@@ -39,6 +41,11 @@ int cmd_map(int argc, char **argv);
 
 /* Print "Try 'cetctl [CMD] --help'." and return CETCTL_EXIT_FAILURE. */
 int cetctl_usage_error(const char *cmd);
+/*
+ * The end of a subcommand's option switch: -h prints @usage and returns
+ * 0, -V the version; anything else is a usage error of @cmd.
+ */
+int cetctl_option_other(int c, void (*usage)(void), const char *cmd);
 /* Print the version line for --version, return 0. */
 int cetctl_print_version(void);
 

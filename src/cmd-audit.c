@@ -20,7 +20,10 @@
 #include <unistd.h>
 
 #include "cetctl.h"
+#include "jsonwrt.h"
 #include "table.h"
+#include "audit-policy.h"
+#include "proc-cells.h"
 #include "proc-cet.h"
 #include "proc-marking.h"
 #include "prom-text.h"
@@ -33,6 +36,9 @@ enum {
 	COL_WRSS_LOCKED, COL_DIFFER, COL_SS_VMAS, COL_SS_SIZE, COL_MARKING,
 	COL_VERDICT, COL_UNIT,
 };
+
+/* the options of audit's own */
+enum { OPT_USER = 256, OPT_COMM, OPT_PID, OPT_REQUIRE, OPT_PROMETHEUS, OPT_LABEL };
 
 static const struct cetctl_column audit_columns[] = {
 	[COL_PID]      = { "PID", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "process id" },
@@ -48,7 +54,7 @@ static const struct cetctl_column audit_columns[] = {
 	[COL_SHSTK_LOCKED] = { "SHSTK-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "shadow-stack setting locked" },
 	[COL_WRSS_LOCKED]  = { "WRSS-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "WRSS setting locked" },
 	[COL_DIFFER]   = { "DIFFER", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "threads whose feature lines differ from the process's" },
-	[COL_SS_VMAS]  = { "SS-VMAS", 3, SCOLS_FL_RIGHT, CETCTL_JSON_RAW, "shadow-stack mappings (read only when a feature is on): their number; JSON: {start,end,size,rss} objects" },
+	[COL_SS_VMAS]  = { "SS-VMAS", 3, SCOLS_FL_RIGHT, CETCTL_JSON_VALUE, "shadow-stack mappings (read only when a feature is on): their number; JSON: {start,end,size,rss} objects", 0, &cetctl_ss_vmas_count },
 	[COL_SS_SIZE]  = { "SS-SIZE", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "their total size in KiB" },
 	[COL_MARKING]  = { "MARKING", 9, 0, SCOLS_JSON_ARRAY_STRING, "CET marking of the executable (? unknown)" },
 	[COL_VERDICT]  = { "VERDICT", 40, CETCTL_FL_SENTENCE, SCOLS_JSON_STRING, "what the combination means" },
@@ -58,12 +64,6 @@ static const struct cetctl_column audit_columns[] = {
 
 /* The file written for --prometheus DIR. */
 #define PROM_DEFAULT_NAME "cetctl-audit.prom"
-
-/*
- * With --require the policy fails closed: a run that could not check what
- * was asked has its own exit status (documented in cetctl-audit(1)).
- */
-#define AUDIT_EXIT_UNCHECKED	3	/* nothing, or not everything, was checked */
 
 /* A comm is at most TASK_COMM_LEN - 1 bytes: longer names never match it. */
 #define AUDIT_COMM_MAX		15
@@ -77,36 +77,6 @@ struct audit_filter {
 	size_t npids;
 };
 
-struct audit_counts {
-	unsigned long scanned;		/* user processes shown or judged */
-	unsigned long kthreads, zombies, vanished, unreadable;
-	unsigned long enabled_locked, enabled_unlocked, disabled, mixed, wrss;
-	unsigned long no_kernel_support;
-	unsigned long offenders;
-	/*
-	 * For the metrics and the exit status: processes judged against the
-	 * policy (0 without --require), --pid entries that could not be
-	 * judged (missing, kernel thread, zombie), and whether the kernel
-	 * reports shadow-stack state at all (<root>/self/status has the
-	 * x86_Thread_features line; CET_UNKNOWN when that cannot be read and
-	 * no process told either way).
-	 */
-	unsigned long checked;
-	unsigned long pids_unchecked;
-	enum cet_tri kernel_support;
-	/*
-	 * What a user without ptrace access to other users' processes meets:
-	 * processes read only in part (status yes, but the executable, smaps
-	 * or a thread refused: their MARKING, EXE, SS-* unknown), processes
-	 * not read at all (counted in unreadable), processes whose threads
-	 * could not all be judged against --require, and /proc's hidepid=
-	 * when it hides other users' processes from this user ("" when not).
-	 */
-	unsigned long partial, unjudged;
-	int partial_errno, unreadable_errno;
-	const char *partial_what;
-	char hidepid[16];
-};
 
 static void usage(void)
 {
@@ -315,21 +285,6 @@ static bool want_pid(const struct audit_filter *f, pid_t pid)
 	return !f->npids || bsearch(&pid, f->pids, f->npids, sizeof(pid), cmp_pid);
 }
 
-/* The words, or "-" for a missing line (JSON: null). */
-static const char *line_words(const struct cet_feature_line *fl, bool json, char *buf, size_t size)
-{
-	if (!fl->present && json)
-		return NULL;
-	return cet_feature_line_str(fl, buf, size);
-}
-
-static void set_bool(struct cetctl_table *t, struct cetctl_line *ln, int col,
-		     const struct cet_feature_line *fl, unsigned int bit)
-{
-	if (fl->present)
-		cetctl_table_set(t, ln, col, (fl->bits & bit) ? "yes" : "no");
-}
-
 static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json,
 		    const char *root)
 {
@@ -348,23 +303,18 @@ static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json
 	cetctl_table_set(t, ln, COL_COMM, pc->st.name);
 	cetctl_table_set(t, ln, COL_EXE, pc->exe[0] ? pc->exe : NULL);
 	cetctl_table_setf(t, ln, COL_THREADS, "%d", pc->st.threads);
-	cetctl_table_set_list(t, ln, COL_FEATURES, line_words(&pc->st.features, json, buf, sizeof(buf)), " ", NULL);
-	cetctl_table_set_list(t, ln, COL_LOCKED, line_words(&pc->st.locked, json, buf, sizeof(buf)), " ", NULL);
-	set_bool(t, ln, COL_SHSTK, &pc->st.features, CET_FEAT_SHSTK);
-	set_bool(t, ln, COL_WRSS, &pc->st.features, CET_FEAT_WRSS);
-	set_bool(t, ln, COL_SHSTK_LOCKED, &pc->st.locked, CET_FEAT_SHSTK);
-	set_bool(t, ln, COL_WRSS_LOCKED, &pc->st.locked, CET_FEAT_WRSS);
+	cetctl_set_feature_words(t, ln, COL_FEATURES, &pc->st.features);
+	cetctl_set_feature_words(t, ln, COL_LOCKED, &pc->st.locked);
+	cetctl_set_feature_bool(t, ln, COL_SHSTK, &pc->st.features, CET_FEAT_SHSTK);
+	cetctl_set_feature_bool(t, ln, COL_WRSS, &pc->st.features, CET_FEAT_WRSS);
+	cetctl_set_feature_bool(t, ln, COL_SHSTK_LOCKED, &pc->st.locked, CET_FEAT_SHSTK);
+	cetctl_set_feature_bool(t, ln, COL_WRSS_LOCKED, &pc->st.locked, CET_FEAT_WRSS);
 	cetctl_table_setf(t, ln, COL_DIFFER, "%zu", pc->threads_differ);
 	if (pc->vmas_read) {
 		for (i = 0; i < pc->vmas.n; i++)
 			size += pc->vmas.v[i].size_kb;
-		if (json) {
-			/* status's array, so the member has one shape */
-			if (cetctl_table_set_ss_vmas_json(t, ln, COL_SS_VMAS, &pc->vmas) != 0)
-				err(CETCTL_EXIT_FAILURE, "out of memory");
-		} else {
-			cetctl_table_setf(t, ln, COL_SS_VMAS, "%zu", pc->vmas.n);
-		}
+		/* status's array in JSON, so the member has one shape */
+		cetctl_set_ss_vmas(t, ln, COL_SS_VMAS, &pc->vmas);
 		cetctl_table_setf(t, ln, COL_SS_SIZE, "%lu", size);
 	}
 	/* unknown marking: "?" in the table, null in JSON */
@@ -677,34 +627,52 @@ static int write_prometheus(const char *target, const struct prom_metrics *m)
  * whether the kernel reports shadow-stack state, and the policy's outcome,
  * so a consumer never has to infer "nothing checked" from an empty list.
  */
-static char *summary_json(const struct audit_counts *c, const char *require)
-{
-	const char *ks = c->kernel_support == CET_YES ? "true" :
-			 c->kernel_support == CET_NO ? "false" : "null";
-	char *s = NULL, off[32];
-	int n;
+struct audit_summary {
+	const struct audit_counts *c;
+	const char *require;
+};
 
-	/* --require was checked by parse_require(): only [a-z,], no escaping */
-	if (require)
-		snprintf(off, sizeof(off), "%lu", c->offenders);
+static const char *const state_keys[] = {
+	"enabled_locked", "enabled_unlocked", "mixed", "disabled", "wrss", NULL,
+};
+static const char *const skip_keys[] = {
+	"kernel_thread", "zombie", "vanished", "unreadable", "pids_unchecked", NULL,
+};
+
+/* {"key": n, ...}: @keys (NULL-terminated) with their values @n */
+static void counts_member(struct jsonwrt *w, const char *name, const char *const *keys,
+			  const unsigned long *n)
+{
+	jsonwrt_object_open(w, name, JSONWRT_LINE);
+	for (size_t i = 0; keys[i]; i++)
+		jsonwrt_ulong(w, keys[i], n[i]);
+	jsonwrt_object_close(w);
+}
+
+static void summary_json(struct jsonwrt *w, const void *arg)
+{
+	const struct audit_summary *s = arg;
+	const struct audit_counts *c = s->c;
+
+	jsonwrt_object_open(w, "summary", JSONWRT_LINE);
+	jsonwrt_ulong(w, "processes", c->scanned);
+	jsonwrt_ulong(w, "checked", c->checked);
+	if (s->require)
+		jsonwrt_ulong(w, "offenders", c->offenders);
 	else
-		snprintf(off, sizeof(off), "null");
-	n = asprintf(&s, "\"summary\": {\"processes\": %lu, \"checked\": %lu, "
-		     "\"offenders\": %s, \"require\": %s%s%s, \"kernel_support\": %s, "
-		     "\"states\": {\"enabled_locked\": %lu, \"enabled_unlocked\": %lu, "
-		     "\"mixed\": %lu, \"disabled\": %lu, \"wrss\": %lu}, "
-		     "\"skipped\": {\"kernel_thread\": %lu, \"zombie\": %lu, "
-		     "\"vanished\": %lu, \"unreadable\": %lu, \"pids_unchecked\": %lu}, "
-		     "\"partial\": %lu, \"hidepid\": %s%s%s}",
-		     c->scanned, c->checked, off,
-		     require ? "\"" : "", require ? require : "null", require ? "\"" : "",
-		     ks, c->enabled_locked, c->enabled_unlocked, c->mixed, c->disabled, c->wrss,
-		     c->kthreads, c->zombies, c->vanished, c->unreadable, c->pids_unchecked,
-		     c->partial, c->hidepid[0] ? "\"" : "", c->hidepid[0] ? c->hidepid : "null",
-		     c->hidepid[0] ? "\"" : "");
-	if (n < 0)
-		err(CETCTL_EXIT_FAILURE, "out of memory");
-	return s;
+		jsonwrt_null(w, "offenders");
+	jsonwrt_string(w, "require", s->require);
+	if (c->kernel_support == CET_UNKNOWN)
+		jsonwrt_null(w, "kernel_support");
+	else
+		jsonwrt_bool(w, "kernel_support", c->kernel_support == CET_YES);
+	counts_member(w, "states", state_keys, (const unsigned long[]){ c->enabled_locked,
+		      c->enabled_unlocked, c->mixed, c->disabled, c->wrss });
+	counts_member(w, "skipped", skip_keys, (const unsigned long[]){ c->kthreads,
+		      c->zombies, c->vanished, c->unreadable, c->pids_unchecked });
+	jsonwrt_ulong(w, "partial", c->partial);
+	jsonwrt_string(w, "hidepid", c->hidepid[0] ? c->hidepid : NULL);
+	jsonwrt_object_close(w);
 }
 
 static double now(void)
@@ -715,9 +683,59 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int cmd_audit(int argc, char **argv)
+/* What the command line asks for. */
+struct audit_opts {
+	struct cetctl_output_args oa;
+	int ids[CETCTL_MAX_COLUMNS];
+	size_t nids;
+	struct audit_filter filter;
+	const char *require;		/* --require as given, NULL without */
+	unsigned int req_bits;
+	bool req_locked;
+	const char *prom;		/* --prometheus */
+	char *prom_labels;		/* --label pairs, rendered */
+};
+
+/* One option of cmd_audit's own; CETCTL_OUTPUT_CONTINUE or the exit status. */
+static int audit_option(struct audit_opts *o, int c, const char *arg)
 {
-	enum { OPT_USER = 256, OPT_COMM, OPT_PID, OPT_REQUIRE, OPT_PROMETHEUS, OPT_LABEL };
+	switch (c) {
+	case OPT_USER:
+		if (proc_user_parse(arg, &o->filter.uid) < 0) {
+			warnx("audit: unknown user '%s'", arg);
+			return cetctl_usage_error("audit");
+		}
+		o->filter.by_user = true;
+		break;
+	case OPT_COMM:
+		o->filter.comm = arg;
+		o->filter.comm_long = check_comm_list(arg);
+		break;
+	case OPT_PID:
+		if (parse_pid_list(arg, &o->filter) < 0)
+			return cetctl_usage_error("audit");
+		break;
+	case OPT_REQUIRE:
+		if (parse_require(arg, &o->req_bits, &o->req_locked) < 0)
+			return cetctl_usage_error("audit");
+		o->require = arg;
+		break;
+	case OPT_PROMETHEUS:
+		o->prom = arg;
+		break;
+	case OPT_LABEL:
+		if (parse_label(arg, &o->prom_labels) < 0)
+			return cetctl_usage_error("audit");
+		break;
+	default:
+		return cetctl_option_other(c, usage, "audit");
+	}
+	return CETCTL_OUTPUT_CONTINUE;
+}
+
+/* Parse the command line into @o: CETCTL_OUTPUT_CONTINUE or the exit status. */
+static int audit_parse(int argc, char **argv, struct audit_opts *o)
+{
 	static const struct option longopts[] = {
 		{ "user",         required_argument, NULL, OPT_USER },
 		{ "comm",         required_argument, NULL, OPT_COMM },
@@ -730,263 +748,249 @@ int cmd_audit(int argc, char **argv)
 		{ "version",      no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	int ids[CETCTL_MAX_COLUMNS] = { COL_PID, COL_USER, COL_COMM, COL_SHSTK, COL_WRSS,
+	static const int defaults[] = { COL_PID, COL_USER, COL_COMM, COL_SHSTK, COL_WRSS,
 					COL_LOCKED, COL_THREADS, COL_DIFFER, COL_MARKING,
 					COL_VERDICT };
-	size_t nids = 10, i;
-	struct cetctl_output_args oa = { .topts.json_name = "processes", .topts.json_errors = true };
-	struct audit_filter filter = { 0 };
-	struct audit_counts counts = { 0 };
-	const char *require = NULL, *prom = NULL;
-	/* static: a usage error may return with it allocated */
-	static char *prom_labels;
-	const char *root = cetctl_globals.proc_root;
-	unsigned int req_bits = 0;
-	bool req_locked = false, missing_pid = false;
-	struct cet_marking_cache *cache;
-	struct cetctl_table *t;
-	char machine[64];
-	bool ss_is_x86;
-	pid_t *pids;
-	double t0;
-	int c, n, rc, exit_code = CETCTL_EXIT_OK;
+	int c, rc;
 
-	oa.topts.json = cetctl_globals.json;
+	memcpy(o->ids, defaults, sizeof(defaults));
+	o->nids = sizeof(defaults) / sizeof(defaults[0]);
+	o->oa.topts.json_name = "processes";
+	o->oa.topts.json_errors = true;
+	o->oa.topts.json = cetctl_globals.json;
 	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "hV", longopts, NULL)) != -1) {
-		if (cetctl_output_option(&oa, c, optarg))
+		if (cetctl_output_option(&o->oa, c, optarg))
 			continue;
-		switch (c) {
-		case OPT_USER:
-			if (proc_user_parse(optarg, &filter.uid) < 0) {
-				warnx("audit: unknown user '%s'", optarg);
-				return cetctl_usage_error("audit");
-			}
-			filter.by_user = true;
-			break;
-		case OPT_COMM:
-			filter.comm = optarg;
-			filter.comm_long = check_comm_list(optarg);
-			break;
-		case OPT_PID:
-			if (parse_pid_list(optarg, &filter) < 0)
-				return cetctl_usage_error("audit");
-			break;
-		case OPT_REQUIRE:
-			if (parse_require(optarg, &req_bits, &req_locked) < 0)
-				return cetctl_usage_error("audit");
-			require = optarg;
-			break;
-		case OPT_PROMETHEUS:
-			prom = optarg;
-			break;
-		case OPT_LABEL:
-			if (parse_label(optarg, &prom_labels) < 0)
-				return cetctl_usage_error("audit");
-			break;
-		case 'h':
-			usage();
-			return CETCTL_EXIT_OK;
-		case 'V':
-			return cetctl_print_version();
-		default:
-			return cetctl_usage_error("audit");
-		}
+		rc = audit_option(o, c, optarg);
+		if (rc != CETCTL_OUTPUT_CONTINUE)
+			return rc;
 	}
-	if (prom && check_prometheus_target(prom) < 0)
+	if (o->prom && check_prometheus_target(o->prom) < 0)
 		return CETCTL_EXIT_FAILURE;
-	if (prom_labels && !prom) {
+	if (o->prom_labels && !o->prom) {
 		warnx("audit: --label needs --prometheus");
 		return cetctl_usage_error("audit");
 	}
-	c = cetctl_output_columns(&oa, audit_columns, NCOLS, ids, &nids, "audit");
-	if (c != CETCTL_OUTPUT_CONTINUE)
-		return c;
+	rc = cetctl_output_columns(&o->oa, audit_columns, NCOLS, o->ids, &o->nids, "audit");
+	if (rc != CETCTL_OUTPUT_CONTINUE)
+		return rc;
 	if (optind < argc) {
 		warnx("audit: unexpected argument '%s' (use --pid for a list)", argv[optind]);
 		return cetctl_usage_error("audit");
 	}
+	return CETCTL_OUTPUT_CONTINUE;
+}
 
-	t0 = now();
-	n = proc_pids_list(root, &pids);
+/* The scan: what it reads, where it writes, what it counts. */
+struct audit_scan {
+	const struct audit_opts *o;
+	const char *root;
+	pid_t *pids;			/* of the /proc listing, sorted */
+	size_t npids;
+	bool ss_is_x86;
+	struct cet_marking_cache *cache;
+	struct cetctl_table *t;
+	struct audit_counts counts;
+	double t0;
+};
+
+/*
+ * Plan the scan: list the processes, and learn what the kernel and /proc
+ * let this user see. Returns CETCTL_OUTPUT_CONTINUE or the exit status.
+ */
+static int audit_plan(struct audit_scan *s, const struct audit_opts *o)
+{
+	struct cet_sysinfo si;
+	char machine[64];
+	long gid;
+	int n;
+
+	s->o = o;
+	s->root = cetctl_globals.proc_root;
+	s->t0 = now();
+	n = proc_pids_list(s->root, &s->pids);
 	if (n < 0) {
-		warnx("audit: cannot list %s: %s", root ? root : "/proc", strerror(-n));
+		warnx("audit: cannot list %s: %s", s->root ? s->root : "/proc", strerror(-n));
 		return CETCTL_EXIT_FAILURE;
 	}
-	{
-		long gid;
-
-		/* root (CAP_SYS_PTRACE) and the gid= group see every process */
-		if (cet_proc_hidepid(root, counts.hidepid, sizeof(counts.hidepid), &gid) != 1 ||
-		    geteuid() == 0 || in_group(gid))
-			counts.hidepid[0] = '\0';
-	}
-	ss_is_x86 = cet_ss_is_x86_shstk(root, machine, sizeof(machine));
-	{
-		struct cet_sysinfo si;
-
-		counts.kernel_support = cet_sysinfo_read(root, &si) == 0 ?
-					si.status_lines : CET_UNKNOWN;
-	}
-	cache = cet_marking_cache_new();
-	t = cetctl_table_new(audit_columns, ids, nids, &oa.topts);
-	if (!t || !cache)
+	s->npids = (size_t)n;
+	/* root (CAP_SYS_PTRACE) and the gid= group see every process */
+	if (cet_proc_hidepid(s->root, s->counts.hidepid, sizeof(s->counts.hidepid), &gid) != 1 ||
+	    geteuid() == 0 || in_group(gid))
+		s->counts.hidepid[0] = '\0';
+	s->ss_is_x86 = cet_ss_is_x86_shstk(s->root, machine, sizeof(machine));
+	s->counts.kernel_support = cet_sysinfo_read(s->root, &si) == 0 ?
+				   si.status_lines : CET_UNKNOWN;
+	s->cache = cet_marking_cache_new();
+	s->t = cetctl_table_new(audit_columns, o->ids, o->nids, &o->oa.topts);
+	if (!s->t || !s->cache)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
+	return CETCTL_OUTPUT_CONTINUE;
+}
 
-	for (i = 0; i < filter.npids; i++) {
-		if (!bsearch(&filter.pids[i], pids, (size_t)n, sizeof(pid_t), cmp_pid)) {
-			warnx("audit: %d: no such process", (int)filter.pids[i]);
-			cetctl_table_error(t, NULL, filter.pids[i], ESRCH, "no such process");
-			missing_pid = true;
-			counts.pids_unchecked++;
+/* A process that is no user process: a --pid named on purpose is reported. */
+static void count_skipped(struct audit_scan *s, const struct proc_cet *pc)
+{
+	if (s->o->filter.npids && !pc->vanished) {
+		warnx("audit: %d: %s, not checked", (int)pc->pid,
+		      pc->kthread ? "kernel thread" : "zombie");
+		cetctl_table_error(s->t, NULL, pc->pid, 0, "%s, not checked",
+				   pc->kthread ? "kernel thread" : "zombie");
+		s->counts.pids_unchecked++;
+	}
+	if (pc->kthread)
+		s->counts.kthreads++;
+	else if (pc->zombie)
+		s->counts.zombies++;
+	else
+		s->counts.vanished++;
+}
+
+/* Count a user process, judge it against --require, show it. */
+static void judge(struct audit_scan *s, const struct proc_cet *pc)
+{
+	const struct audit_opts *o = s->o;
+	struct audit_counts *c = &s->counts;
+
+	count(c, pc);
+	count_partial(c, pc);
+	if (pc->st.features.present && c->kernel_support == CET_UNKNOWN)
+		c->kernel_support = CET_YES;
+	if (!o->require) {
+		add_row(s->t, pc, o->oa.topts.json, s->root);
+		return;
+	}
+	c->checked++;
+	if (offends(pc, o->req_bits, o->req_locked)) {
+		c->offenders++;
+		add_row(s->t, pc, o->oa.topts.json, s->root);
+	} else if (pc->threads_errno && pc->threads_errno != ENOENT &&
+		   pc->threads_errno != ESRCH) {
+		/* its leader meets it, some thread was not read */
+		c->unjudged++;
+	}
+}
+
+/* Filter on status alone before the costlier reads: false to skip @pid. */
+static bool status_wanted(const struct audit_scan *s, pid_t pid)
+{
+	const struct audit_filter *f = &s->o->filter;
+	struct proc_status st;
+
+	if (!f->by_user && !f->comm)
+		return true;
+	if (proc_status_read(s->root, pid, 0, &st) != 0)
+		return true;	/* proc_cet_read() says what went wrong */
+	return !((f->by_user && st.euid != f->uid) ||
+		 (f->comm && !f->comm_long && !comm_matches(f->comm, st.name, NULL)));
+}
+
+static void audit_one(struct audit_scan *s, pid_t pid)
+{
+	const struct audit_filter *f = &s->o->filter;
+	unsigned int what = PROC_CET_THREADS_IF_MANY | PROC_CET_VMAS_IF_ON |
+			    (cetctl_table_has(s->t, COL_EXE) || f->comm_long ?
+			     PROC_CET_EXE : PROC_CET_EXE_MARKING);
+	struct proc_cet pc;
+	int rc;
+
+	if (!want_pid(f, pid) || !status_wanted(s, pid))
+		return;
+	rc = proc_cet_read(s->root, pid, what, s->ss_is_x86, cet_marking_of, s->cache, &pc);
+	if (rc == -ENOENT || rc == -ESRCH) {
+		s->counts.vanished++;
+		return;
+	}
+	if (rc) {
+		if (!s->counts.unreadable++)
+			s->counts.unreadable_errno = -rc;
+		cetctl_table_error(s->t, NULL, pid, -rc, "cannot read its status: %s",
+				   strerror(-rc));
+		return;
+	}
+	if ((f->by_user && pc.st.euid != f->uid) ||
+	    (f->comm && !comm_matches(f->comm, pc.st.name, pc.exe)))
+		;	/* not selected after all */
+	else if (pc.kthread || pc.zombie || pc.vanished)
+		count_skipped(s, &pc);
+	else
+		judge(s, &pc);
+	proc_cet_free(&pc);
+}
+
+/* The scan loop: the --pid entries that do not exist, then every process. */
+static void audit_execute(struct audit_scan *s)
+{
+	const struct audit_filter *f = &s->o->filter;
+
+	for (size_t i = 0; i < f->npids; i++) {
+		if (!bsearch(&f->pids[i], s->pids, s->npids, sizeof(pid_t), cmp_pid)) {
+			warnx("audit: %d: no such process", (int)f->pids[i]);
+			cetctl_table_error(s->t, NULL, f->pids[i], ESRCH, "no such process");
+			s->counts.pids_unchecked++;
 		}
 	}
+	for (size_t k = 0; k < s->npids; k++)
+		audit_one(s, s->pids[k]);
+	if (s->counts.kernel_support == CET_UNKNOWN && s->counts.scanned &&
+	    s->counts.no_kernel_support == s->counts.scanned)
+		s->counts.kernel_support = CET_NO;
+}
 
-	for (int k = 0; k < n; k++) {
-		unsigned int what = PROC_CET_THREADS_IF_MANY | PROC_CET_VMAS_IF_ON |
-				    (cetctl_table_has(t, COL_EXE) || filter.comm_long ?
-				     PROC_CET_EXE : PROC_CET_EXE_MARKING);
-		struct proc_cet pc;
+/*
+ * Report: the table or the JSON document (unless --prometheus - takes
+ * standard output), the gaps on stderr, the metrics. Returns the exit
+ * status so far.
+ */
+static int audit_report(struct audit_scan *s)
+{
+	const struct audit_opts *o = s->o;
+	int rc;
 
-		if (!want_pid(&filter, pids[k]))
-			continue;
-		if (filter.by_user || filter.comm) {
-			/* Filter on status alone before the costlier reads. */
-			struct proc_status st;
+	if (!o->prom || strcmp(o->prom, "-") != 0) {
+		if (o->oa.topts.json) {
+			struct audit_summary sum = { &s->counts, o->require };
 
-			rc = proc_status_read(root, pids[k], 0, &st);
-			if (rc == 0 && ((filter.by_user && st.euid != filter.uid) ||
-					(filter.comm && !filter.comm_long &&
-					 !comm_matches(filter.comm, st.name, NULL))))
-				continue;
-		}
-		rc = proc_cet_read(root, pids[k], what, ss_is_x86, cet_marking_of, cache, &pc);
-		if (rc == -ENOENT || rc == -ESRCH) {
-			counts.vanished++;
-			continue;
-		}
-		if (rc) {
-			if (!counts.unreadable++)
-				counts.unreadable_errno = -rc;
-			cetctl_table_error(t, NULL, pids[k], -rc, "cannot read its status: %s",
-					   strerror(-rc));
-			continue;
-		}
-		if ((filter.by_user && pc.st.euid != filter.uid) ||
-		    (filter.comm && !comm_matches(filter.comm, pc.st.name, pc.exe))) {
-			proc_cet_free(&pc);
-			continue;
-		}
-		if (pc.kthread || pc.zombie || pc.vanished) {
-			if (filter.npids && !pc.vanished) {
-				/* named on purpose: it cannot be checked, say so */
-				warnx("audit: %d: %s, not checked", (int)pc.pid,
-				      pc.kthread ? "kernel thread" : "zombie");
-				cetctl_table_error(t, NULL, pc.pid, 0, "%s, not checked",
-						   pc.kthread ? "kernel thread" : "zombie");
-				counts.pids_unchecked++;
-			}
-			if (pc.kthread)
-				counts.kthreads++;
-			else if (pc.zombie)
-				counts.zombies++;
-			else
-				counts.vanished++;
-			proc_cet_free(&pc);
-			continue;
-		}
-		count(&counts, &pc);
-		count_partial(&counts, &pc);
-		if (pc.st.features.present && counts.kernel_support == CET_UNKNOWN)
-			counts.kernel_support = CET_YES;
-		if (require) {
-			counts.checked++;
-			if (offends(&pc, req_bits, req_locked)) {
-				counts.offenders++;
-				add_row(t, &pc, oa.topts.json, root);
-			} else if (pc.threads_errno && pc.threads_errno != ENOENT &&
-				   pc.threads_errno != ESRCH) {
-				/* its leader meets it, some thread was not read */
-				counts.unjudged++;
-			}
+			cetctl_table_print_members(s->t, summary_json, &sum);
 		} else {
-			add_row(t, &pc, oa.topts.json, root);
-		}
-		proc_cet_free(&pc);
-	}
-
-	if (counts.kernel_support == CET_UNKNOWN && counts.scanned &&
-	    counts.no_kernel_support == counts.scanned)
-		counts.kernel_support = CET_NO;
-
-	/* --prometheus -: the metrics take standard output */
-	if (!prom || strcmp(prom, "-") != 0) {
-		if (oa.topts.json) {
-			char *sum = summary_json(&counts, require);
-
-			cetctl_table_print_members(t, sum);
-			free(sum);
-		} else {
-			cetctl_table_print(t);
-		}
-		if (!oa.topts.json)
+			cetctl_table_print(s->t);
 			cetctl_proc_root_note("audit");
+		}
 	}
-	report_gaps(&counts, root);
-	cetctl_table_free(t);
-	cet_marking_cache_free(cache);
-	free(pids);
-	free(filter.pids);
-
-	if (prom) {
+	report_gaps(&s->counts, s->root);
+	if (o->prom) {
 		struct prom_metrics m = {
-			.c = &counts, .labels = prom_labels, .require = require,
-			.shstk_supported = shstk_supported(root), .seconds = now() - t0,
+			.c = &s->counts, .labels = o->prom_labels, .require = o->require,
+			.shstk_supported = shstk_supported(s->root), .seconds = now() - s->t0,
 		};
 
-		rc = write_prometheus(prom, &m);
+		rc = write_prometheus(o->prom, &m);
 		if (rc) {
 			warnx("audit: cannot write the metrics to %s: %s",
-			      strcmp(prom, "-") ? prom : "standard output", strerror(-rc));
-			exit_code = CETCTL_EXIT_FAILURE;
+			      strcmp(o->prom, "-") ? o->prom : "standard output", strerror(-rc));
+			return CETCTL_EXIT_FAILURE;
 		}
 	}
-	free(prom_labels);
-	prom_labels = NULL;
-	if (!require) {
-		if (missing_pid || counts.pids_unchecked)
-			exit_code = CETCTL_EXIT_FAILURE;
-		return exit_code;
-	}
-	/* Fail closed, the most fundamental reason first. */
-	if (counts.offenders)
-		warnx("audit: %lu of %lu processes do not meet --require %s", counts.offenders,
-		      counts.checked, require);
-	if (counts.kernel_support == CET_NO) {
-		warnx("audit: --require %s cannot be met: the kernel has no shadow-stack "
-		      "support (no x86_Thread_features line in %s/self/status)", require,
-		      root ? root : "/proc");
-		return CETCTL_EXIT_UNSUPPORTED;
-	}
-	if (counts.offenders)
-		return CETCTL_EXIT_FAILURE;
-	if (exit_code != CETCTL_EXIT_OK)
-		return exit_code;
-	if (!counts.checked) {
-		warnx("audit: --require %s: no process was checked (nothing matched the "
-		      "selection)", require);
-		return AUDIT_EXIT_UNCHECKED;
-	}
-	if (counts.pids_unchecked || counts.unreadable || counts.unjudged) {
-		unsigned long n = counts.pids_unchecked + counts.unreadable + counts.unjudged;
-
-		warnx("audit: --require %s: %lu selected process%s could not be checked",
-		      require, n, n == 1 ? "" : "es");
-		return AUDIT_EXIT_UNCHECKED;
-	}
-	if (counts.hidepid[0]) {
-		warnx("audit: --require %s: other users' processes could not be checked "
-		      "(hidepid=%s)", require, counts.hidepid);
-		return AUDIT_EXIT_UNCHECKED;
-	}
 	return CETCTL_EXIT_OK;
+}
+
+int cmd_audit(int argc, char **argv)
+{
+	struct audit_opts o = { 0 };
+	struct audit_scan s = { 0 };
+	int rc = audit_parse(argc, argv, &o);
+
+	if (rc == CETCTL_OUTPUT_CONTINUE)
+		rc = audit_plan(&s, &o);
+	if (rc == CETCTL_OUTPUT_CONTINUE) {
+		audit_execute(&s);
+		rc = audit_report(&s);
+		rc = audit_exit_status(&s.counts, o.require, s.root, rc);
+	}
+	cetctl_table_free(s.t);
+	cet_marking_cache_free(s.cache);
+	free(s.pids);
+	free(o.filter.pids);
+	free(o.prom_labels);
+	return rc;
 }

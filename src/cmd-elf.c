@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cetctl.h"
+#include "jsonwrt.h"
 #include "table.h"
 #include "elf-deps.h"
 #include "elf-notes.h"
@@ -51,6 +52,8 @@ enum {
 	COL_MISSING,
 };
 
+static const struct cetctl_value_type loader_type, kernel_type, closure_type;
+
 static const struct cetctl_column elf_columns[] = {
 	[COL_FILE]	= { "FILE", 0.3, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
 			    "path of the file" },
@@ -74,14 +77,18 @@ static const struct cetctl_column elf_columns[] = {
 			    "GNU_PROPERTY_X86_FEATURE_2_USED features" },
 	[COL_NOTE]	= { "NOTE", 10, 0, SCOLS_JSON_STRING,
 			    "where the property note is: PT_GNU_PROPERTY, PT_NOTE, .note.gnu.property, -" },
-	[COL_LOADER]	= { "LOADER", 6, CETCTL_FL_SENTENCE, CETCTL_JSON_RAW,
-			    "what glibc's loader takes from the note: ibt,shstk / none / ignored: why" },
-	[COL_KERNEL]	= { "KERNEL", 6, CETCTL_FL_SENTENCE, CETCTL_JSON_RAW,
-			    "execve and the shadow-stack interface on the kernel (--kernel-policy): allows, refuses, E* errors, n/a; JSON: {verdict,errno,reason}" },
-	[COL_DEPS]	= { "DEPS", 0.2, CETCTL_FL_SENTENCE, CETCTL_JSON_RAW,
-			    "--deps: shadow stacks for the whole closure: ok, or the objects that break it" },
-	[COL_DEPS_IBT]	= { "DEPS_IBT", 0.2, CETCTL_FL_SENTENCE, CETCTL_JSON_RAW,
-			    "--deps: IBT for the whole closure: ok, or the objects that break it" },
+	[COL_LOADER]	= { "LOADER", 6, CETCTL_FL_SENTENCE, CETCTL_JSON_VALUE,
+			    "what glibc's loader takes from the note: ibt,shstk / none / ignored: why",
+			    0, &loader_type },
+	[COL_KERNEL]	= { "KERNEL", 6, CETCTL_FL_SENTENCE, CETCTL_JSON_VALUE,
+			    "execve and the shadow-stack interface on the kernel (--kernel-policy): allows, refuses, E* errors, n/a; JSON: {verdict,errno,reason}",
+			    0, &kernel_type },
+	[COL_DEPS]	= { "DEPS", 0.2, CETCTL_FL_SENTENCE, CETCTL_JSON_VALUE,
+			    "--deps: shadow stacks for the whole closure: ok, or the objects that break it",
+			    0, &closure_type },
+	[COL_DEPS_IBT]	= { "DEPS_IBT", 0.2, CETCTL_FL_SENTENCE, CETCTL_JSON_VALUE,
+			    "--deps: IBT for the whole closure: ok, or the objects that break it",
+			    0, &closure_type },
 	[COL_DEPS_COUNT] = { "NDEPS", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			    "--deps: objects in the closure, the file included" },
 	[COL_MISSING]	= { "MISSING", 0.1, SCOLS_FL_TRUNC, SCOLS_JSON_ARRAY_STRING,
@@ -235,52 +242,49 @@ static const char *loader_reason(const struct elf_cet_info *in, char *buf, size_
 	return buf;
 }
 
-static const char *loader_str(const struct elf_cet_info *in, char *buf, size_t size)
-{
-	uint32_t f = in->loader_feature_1_and;
-	char why[128];
-
-	if (!in->x86)
-		return "-";
-	if (loader_reason(in, why, sizeof(why))) {
-		snprintf(buf, size, "ignored: %s", why);
-		return buf;
-	}
-	if (!(f & (CET_X86_FEATURE_1_IBT | CET_X86_FEATURE_1_SHSTK)))
-		return "none";
-	snprintf(buf, size, "%s%s%s", f & CET_X86_FEATURE_1_IBT ? "ibt" : "",
-		 (f & CET_X86_FEATURE_1_IBT) && (f & CET_X86_FEATURE_1_SHSTK) ? "," : "",
-		 f & CET_X86_FEATURE_1_SHSTK ? "shstk" : "");
-	return buf;
-}
-
 /*
- * The LOADER cell in JSON: {"status": "used"|"ignored", "features": [what
- * the loader takes: "ibt", "shstk"], "reason": why it ignores the note or
- * null}; NULL (null) where the loader has nothing to say.
+ * The LOADER verdict, one typed value. Table: "ibt,shstk", "ibt", "shstk",
+ * "none" or "ignored: why". JSON: {"status": "used"|"ignored", "features":
+ * [what the loader takes: "ibt", "shstk"], "reason": why it ignores the
+ * note or null}. Where the loader has nothing to say the cell is "-"
+ * (null) instead.
  */
-static void loader_json(const struct elf_cet_info *in, char *buf, size_t size)
-{
-	uint32_t f = in->loader_feature_1_and;
-	char why[128], reason[288];
-	const char *r = loader_reason(in, why, sizeof(why));
-	bool ibt = !r && (f & CET_X86_FEATURE_1_IBT), shstk = !r && (f & CET_X86_FEATURE_1_SHSTK);
-	char *p = buf;
+struct loader_value {
+	bool ignored;		/* reason says why */
+	bool ibt, shstk;	/* what the loader takes (never when ignored) */
+	char reason[128];
+};
 
-	buf[0] = '\0';		/* null */
-	if (!in->x86 || (in->kind == ELF_KIND_REL && !r))
-		return;
-	cetctl_json_quote(reason, sizeof(reason), r);
-	/* stpcpy, not snprintf: this is on every row; 512 bytes hold the longest */
-	if (size < 80 + sizeof(reason))
-		return;
-	p = stpcpy(p, r ? "{\"status\": \"ignored\", \"features\": [" :
-			  "{\"status\": \"used\", \"features\": [");
-	p = stpcpy(p, ibt && shstk ? "\"ibt\",\"shstk\"" : ibt ? "\"ibt\"" : shstk ? "\"shstk\"" : "");
-	p = stpcpy(p, "], \"reason\": ");
-	p = stpcpy(p, reason);
-	stpcpy(p, "}");
+static void loader_text(const void *v, struct cetctl_text *out)
+{
+	const struct loader_value *l = v;
+
+	if (l->ignored) {
+		cetctl_text_puts(out, "ignored: ");
+		cetctl_text_puts(out, l->reason);
+	} else {
+		cetctl_text_puts(out, l->ibt && l->shstk ? "ibt,shstk" : l->ibt ? "ibt" :
+				 l->shstk ? "shstk" : "none");
+	}
 }
+
+static void loader_json(struct jsonwrt *w, const char *name, const void *v)
+{
+	const struct loader_value *l = v;
+
+	jsonwrt_object_open(w, name, JSONWRT_LINE);
+	jsonwrt_string(w, "status", l->ignored ? "ignored" : "used");
+	jsonwrt_array_open(w, "features", JSONWRT_TIGHT);
+	if (l->ibt)
+		jsonwrt_string(w, NULL, "ibt");
+	if (l->shstk)
+		jsonwrt_string(w, NULL, "shstk");
+	jsonwrt_array_close(w);
+	jsonwrt_string(w, "reason", l->ignored ? l->reason : NULL);
+	jsonwrt_object_close(w);
+}
+
+static const struct cetctl_value_type loader_type = { loader_text, loader_json };
 
 /* The KERNEL verdict for @in under ctl->policy (elf_kernel_judge()). */
 static enum elf_kernel_verdict judge_kernel(struct elf_ctl *ctl, const struct elf_cet_info *in,
@@ -313,72 +317,82 @@ static enum elf_kernel_verdict judge_kernel(struct elf_ctl *ctl, const struct el
 	return elf_kernel_judge(in, interp, interp_rc, ctl->policy, ctl->x32_abi, kerr, NULL);
 }
 
-static const char *kernel_str(enum elf_kernel_verdict v, int kerr,
-			      const struct elf_cet_info *in)
-{
-	switch (v) {
-	case ELF_KERNEL_NA:		return "n/a (not a program)";
-	case ELF_KERNEL_NO_POLICY:	return "n/a (no policy)";
-	case ELF_KERNEL_ALLOWS:		return "allows";
-	case ELF_KERNEL_ALLOWS_LEGACY:	return "allows (policy allow)";
-	case ELF_KERNEL_BLOCKS:		return "refuses";
-	case ELF_KERNEL_ENOEXEC:	return strerrorname_np(-kerr) ? strerrorname_np(-kerr) : "ENOEXEC";
-	case ELF_KERNEL_NO_SHSTK:	return in->machine == EM_386 ? "no-shstk (i386)" : "no-shstk (x32)";
-	}
-	return "?";
-}
-
 /*
- * The KERNEL cell in JSON: the same verdict as kernel_str(), in members:
- * {"verdict": "allows"|"refuses"|"fails"|"n/a"|"no-shstk", "errno": the
- * error execve() fails with ("fails" only, else null), "reason": "policy
- * allow", "not a program", "no policy", "i386", "x32" or null}.
+ * The KERNEL verdict, one typed value. JSON: {"verdict": "allows"|
+ * "refuses"|"fails"|"n/a"|"no-shstk", "errno": the error execve() fails
+ * with ("fails" only, else null), "reason": "policy allow", "not a
+ * program", "no policy", "i386", "x32" or null}. Table: the errno name
+ * for "fails", else the verdict and its reason in parentheses.
  */
-static void kernel_json(enum elf_kernel_verdict v, int kerr, const struct elf_cet_info *in,
-			char *buf, size_t size)
-{
-	const char *verdict = "allows", *errname = NULL, *reason = NULL;
-	char e[64], r[64], *p;
+struct kernel_value {
+	enum elf_kernel_verdict v;
+	int kerr;		/* ELF_KERNEL_ENOEXEC: -errno */
+	bool i386;		/* ELF_KERNEL_NO_SHSTK: i386, else x32 */
+};
 
-	switch (v) {
+static void kernel_words(const struct kernel_value *k, const char **verdict,
+			 const char **errname, const char **reason)
+{
+	*verdict = "allows";
+	*errname = *reason = NULL;
+	switch (k->v) {
 	case ELF_KERNEL_NA:
-		verdict = "n/a";
-		reason = "not a program";
+		*verdict = "n/a";
+		*reason = "not a program";
 		break;
 	case ELF_KERNEL_NO_POLICY:
-		verdict = "n/a";
-		reason = "no policy";
+		*verdict = "n/a";
+		*reason = "no policy";
 		break;
 	case ELF_KERNEL_ALLOWS:
 		break;
 	case ELF_KERNEL_ALLOWS_LEGACY:
-		reason = "policy allow";
+		*reason = "policy allow";
 		break;
 	case ELF_KERNEL_BLOCKS:
-		verdict = "refuses";
+		*verdict = "refuses";
 		break;
 	case ELF_KERNEL_ENOEXEC:
-		verdict = "fails";
-		errname = strerrorname_np(-kerr) ? strerrorname_np(-kerr) : "ENOEXEC";
+		*verdict = "fails";
+		*errname = strerrorname_np(-k->kerr) ? strerrorname_np(-k->kerr) : "ENOEXEC";
 		break;
 	case ELF_KERNEL_NO_SHSTK:
-		verdict = "no-shstk";
-		reason = in->machine == EM_386 ? "i386" : "x32";
+		*verdict = "no-shstk";
+		*reason = k->i386 ? "i386" : "x32";
 		break;
 	}
-	cetctl_json_quote(e, sizeof(e), errname);
-	cetctl_json_quote(r, sizeof(r), reason);
-	/* stpcpy, not snprintf: this is on every row */
-	if (size < 64 + sizeof(e) + sizeof(r))
-		return;
-	p = stpcpy(buf, "{\"verdict\": \"");
-	p = stpcpy(p, verdict);
-	p = stpcpy(p, "\", \"errno\": ");
-	p = stpcpy(p, e);
-	p = stpcpy(p, ", \"reason\": ");
-	p = stpcpy(p, r);
-	stpcpy(p, "}");
 }
+
+static void kernel_text(const void *v, struct cetctl_text *out)
+{
+	const char *verdict, *errname, *reason;
+
+	kernel_words(v, &verdict, &errname, &reason);
+	if (errname) {
+		cetctl_text_puts(out, errname);
+		return;
+	}
+	cetctl_text_puts(out, verdict);
+	if (reason) {
+		cetctl_text_puts(out, " (");
+		cetctl_text_puts(out, reason);
+		cetctl_text_puts(out, ")");
+	}
+}
+
+static void kernel_json(struct jsonwrt *w, const char *name, const void *v)
+{
+	const char *verdict, *errname, *reason;
+
+	kernel_words(v, &verdict, &errname, &reason);
+	jsonwrt_object_open(w, name, JSONWRT_LINE);
+	jsonwrt_string(w, "verdict", verdict);
+	jsonwrt_string(w, "errno", errname);
+	jsonwrt_string(w, "reason", reason);
+	jsonwrt_object_close(w);
+}
+
+static const struct cetctl_value_type kernel_type = { kernel_text, kernel_json };
 
 static const char *base_name(const char *p)
 {
@@ -404,130 +418,132 @@ static void set_list(struct elf_ctl *ctl, struct cetctl_line *ln, int col, const
 }
 
 /*
- * "ok" or "no: a,b,c +N" for the objects lacking @bit as the loader sees it;
- * @all (--raw, read by scripts) names every one of them, never "+N more".
+ * A DEPS or DEPS_IBT verdict on a closure, one typed value: the objects
+ * that lack the bit as the loader sees it. Table: "ok", "no: a,b,c,d +N
+ * more" (the base names, the file itself as "(self)"; --raw, read by
+ * scripts, names every one) or "unknown: why". JSON: {"verdict":
+ * "ok"|"no"|"unknown", "objects": every object lacking the bit (the file
+ * as named, the others by real path), "reason": why the verdict is
+ * unknown or null}. The value is flat, so that the table can copy it:
+ * after the struct, the reason (unknown only) and then each object's
+ * text name and JSON path, each with its NUL.
  */
-static char *closure_verdict(const struct elf_closure *c, uint32_t bit, bool all)
-{
-	size_t bad = 0, len = 0, cap = 256;
-	char *s = malloc(cap);
+enum { CLOSURE_OK, CLOSURE_NO, CLOSURE_UNKNOWN };
 
-	if (!s)
-		return NULL;
-	s[0] = '\0';
-	for (size_t i = 0; i < c->nobjs; i++) {
+struct closure_value {
+	unsigned char verdict;
+	bool all;		/* --raw: name every object in the table */
+	size_t nbad;
+	char strings[];
+};
+
+static const char *next_string(const char *p)
+{
+	return p + strlen(p) + 1;
+}
+
+static void closure_text(const void *v, struct cetctl_text *out)
+{
+	const struct closure_value *c = v;
+	const char *p;
+	char more[48];
+
+	if (c->verdict != CLOSURE_NO) {
+		cetctl_text_puts(out, c->verdict == CLOSURE_OK ? "ok" : "unknown: ");
+		if (c->verdict == CLOSURE_UNKNOWN)
+			cetctl_text_puts(out, c->strings);
+		return;
+	}
+	p = next_string(c->strings);	/* the first name, after the empty reason */
+	for (size_t i = 0; i < c->nbad && (i < DEPS_NAMES_MAX || c->all); i++) {
+		cetctl_text_puts(out, i ? "," : "no: ");
+		cetctl_text_puts(out, p);
+		p = next_string(next_string(p));
+	}
+	if (c->nbad > DEPS_NAMES_MAX && !c->all) {
+		snprintf(more, sizeof(more), " +%zu more", c->nbad - DEPS_NAMES_MAX);
+		cetctl_text_puts(out, more);
+	}
+}
+
+static void closure_json(struct jsonwrt *w, const char *name, const void *v)
+{
+	const struct closure_value *c = v;
+	const char *p = c->nbad ? next_string(c->strings) : NULL;	/* the first name */
+
+	jsonwrt_object_open(w, name, JSONWRT_LINE);
+	jsonwrt_string(w, "verdict", c->verdict == CLOSURE_OK ? "ok" :
+		       c->verdict == CLOSURE_NO ? "no" : "unknown");
+	jsonwrt_array_open(w, "objects", JSONWRT_TIGHT);
+	for (size_t i = 0; i < c->nbad; i++) {
+		p = next_string(p);		/* its path */
+		jsonwrt_string(w, NULL, p);
+		p = next_string(p);
+	}
+	jsonwrt_array_close(w);
+	jsonwrt_string(w, "reason", c->verdict == CLOSURE_UNKNOWN ? c->strings : NULL);
+	jsonwrt_object_close(w);
+}
+
+static const struct cetctl_value_type closure_type = { closure_text, closure_json };
+
+/* Append @s and its NUL to the value being built in *@v (*@size bytes). */
+static void closure_add(struct closure_value **v, size_t *size, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	struct closure_value *nv = realloc(*v, *size + len);
+
+	if (!nv)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	memcpy((char *)nv + *size, s, len);
+	*size += len;
+	*v = nv;
+}
+
+/*
+ * Judge closure @c of @path for @bit and set the cell @col; @unknown: the
+ * closure could not be judged for that reason. Returns the verdict.
+ */
+static int set_closure_cell(struct elf_ctl *ctl, struct cetctl_line *ln, int col,
+			    const char *path, const struct elf_closure *c, uint32_t bit,
+			    const char *unknown)
+{
+	size_t size = sizeof(struct closure_value);
+	struct closure_value *v = calloc(1, size);
+	int verdict;
+
+	if (!v)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	v->all = ctl->raw;
+	for (size_t i = 0; !unknown && i < c->nobjs; i++) {
 		const struct elf_dep_obj *o = c->objs[i];
 
 		if (o->rc == 0 && (o->info.loader_feature_1_and & bit))
 			continue;
-		if (bad++ < DEPS_NAMES_MAX || all) {
-			const char *name = i == 0 ? "(self)" : base_name(o->name);
-			size_t need = strlen(name) + 8;
-
-			if (len + need >= cap) {
-				char *ns = realloc(s, cap = (len + need) * 2);
-
-				if (!ns) {
-					free(s);
-					return NULL;
-				}
-				s = ns;
-			}
-			len += (size_t)sprintf(s + len, "%s%s", bad == 1 ? "no: " : ",", name);
-		}
+		if (!v->nbad++)
+			closure_add(&v, &size, "");	/* no reason */
+		closure_add(&v, &size, i == 0 ? "(self)" : base_name(o->name));
+		closure_add(&v, &size, i == 0 ? path : o->path ? o->path : o->name);
 	}
-	if (c->nmissing && bad == 0) {
-		free(s);
-		return strdup("unknown: missing objects");
-	}
-	if (bad == 0) {
-		free(s);
-		return strdup("ok");
-	}
-	if (bad > DEPS_NAMES_MAX && !all) {
-		char *ns = realloc(s, len + 32);
-
-		if (!ns) {
-			free(s);
-			return NULL;
-		}
-		s = ns;
-		sprintf(s + len, " +%zu more", bad - DEPS_NAMES_MAX);
-	}
-	return s;
+	if (!v->nbad && !unknown && c->nmissing)
+		unknown = "missing objects";
+	if (unknown)
+		closure_add(&v, &size, unknown);
+	v->verdict = v->nbad ? CLOSURE_NO : unknown ? CLOSURE_UNKNOWN : CLOSURE_OK;
+	verdict = v->verdict;
+	cetctl_table_set_value(ctl->tb, ln, col, v, size);
+	free(v);
+	return verdict;
 }
 
-/*
- * A DEPS/DEPS_IBT cell in JSON: {"verdict": "ok"|"no"|"unknown", "objects":
- * every object lacking @bit (the file as named, the others by real path),
- * "reason": why the verdict is unknown or null}. @unknown: the closure
- * could not be judged for that reason.
- */
-static char *closure_json(const char *path, const struct elf_closure *c, uint32_t bit,
-			  const char *unknown)
-{
-	const char **bad = NULL;
-	size_t nbad = 0, len = 0;
-	char *buf = NULL;
-	FILE *m;
-
-	if (!unknown) {
-		bad = calloc(c->nobjs + 1, sizeof(*bad));
-		if (!bad)
-			err(CETCTL_EXIT_FAILURE, "out of memory");
-		for (size_t i = 0; i < c->nobjs; i++) {
-			const struct elf_dep_obj *o = c->objs[i];
-
-			if (o->rc == 0 && (o->info.loader_feature_1_and & bit))
-				continue;
-			bad[nbad++] = i == 0 ? path : o->path ? o->path : o->name;
-		}
-		if (!nbad && c->nmissing)
-			unknown = "missing objects";
-	}
-	m = open_memstream(&buf, &len);
-	if (!m)
-		err(CETCTL_EXIT_FAILURE, "out of memory");
-	fprintf(m, "{\"verdict\": \"%s\", \"objects\": ", nbad ? "no" : unknown ? "unknown" : "ok");
-	cetctl_json_string_list(m, bad, nbad);
-	fputs(", \"reason\": ", m);
-	cetctl_json_string(m, nbad ? NULL : unknown);
-	fputc('}', m);
-	fclose(m);
-	free(bad);
-	return buf;
-}
-
-/* Set DEPS and DEPS_IBT: the text verdicts in a table, objects in JSON. */
+/* Set DEPS and DEPS_IBT. */
 static void set_closure(struct elf_ctl *ctl, struct cetctl_line *ln, const char *path,
 			const struct elf_closure *c, const char *unknown)
 {
-	static const struct { int col; uint32_t bit; } cells[] = {
-		{ COL_DEPS, CET_X86_FEATURE_1_SHSTK }, { COL_DEPS_IBT, CET_X86_FEATURE_1_IBT },
-	};
-
-	for (size_t i = 0; i < 2; i++) {
-		char *v;
-
-		if (ctl->json) {
-			v = closure_json(path, c, cells[i].bit, unknown);
-			cetctl_table_set_json(ctl->tb, ln, cells[i].col, v);
-			if (cells[i].col == COL_DEPS && v && strstr(v, "\"verdict\": \"ok\""))
-				ctl->sum.deps_ok++;
-			free(v);
-			continue;
-		}
-		if (unknown) {
-			if (asprintf(&v, "unknown: %s", unknown) < 0)
-				v = NULL;
-		} else {
-			v = closure_verdict(c, cells[i].bit, ctl->raw);
-		}
-		if (cells[i].col == COL_DEPS && v && strcmp(v, "ok") == 0)
-			ctl->sum.deps_ok++;
-		set_cell(ctl, ln, cells[i].col, v);
-		free(v);
-	}
+	if (set_closure_cell(ctl, ln, COL_DEPS, path, c, CET_X86_FEATURE_1_SHSTK,
+			     unknown) == CLOSURE_OK)
+		ctl->sum.deps_ok++;
+	set_closure_cell(ctl, ln, COL_DEPS_IBT, path, c, CET_X86_FEATURE_1_IBT, unknown);
 }
 
 static int add_deps(struct elf_ctl *ctl, struct cetctl_line *ln, const char *path,
@@ -582,12 +598,31 @@ static int add_deps(struct elf_ctl *ctl, struct cetctl_line *ln, const char *pat
 	return 0;
 }
 
+/* LOADER: "-" (null) for a file the loader never looks at, or a .o whose note is fine */
+static void set_loader(struct elf_ctl *ctl, struct cetctl_line *ln, const struct elf_cet_info *in)
+{
+	uint32_t f = in->loader_feature_1_and;
+	struct loader_value l = { 0 };
+
+	if (!cetctl_table_has(ctl->tb, COL_LOADER))
+		return;
+	l.ignored = loader_reason(in, l.reason, sizeof(l.reason)) != NULL;
+	if (!in->x86 || (in->kind == ELF_KIND_REL && !l.ignored)) {
+		set_cell(ctl, ln, COL_LOADER, "-");
+		return;
+	}
+	l.ibt = !l.ignored && (f & CET_X86_FEATURE_1_IBT);
+	l.shstk = !l.ignored && (f & CET_X86_FEATURE_1_SHSTK);
+	cetctl_table_set_value(ctl->tb, ln, COL_LOADER, &l, sizeof(l));
+}
+
 static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_info *in)
 {
 	struct cetctl_line *ln = cetctl_table_new_line(ctl->tb, NULL);
 	const struct elf_prop_note *n = &in->note;
 	bool have_f1 = n->present & ELF_PROP_HAVE_FEATURE_1_AND;
 	enum elf_kernel_verdict kv;
+	struct kernel_value kval;
 	char buf[512];
 	int kerr;
 
@@ -637,19 +672,11 @@ static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_
 	set_list(ctl, ln, COL_FEATURE_2_USED, n->present & ELF_PROP_HAVE_FEATURE_2_USED ?
 		 elf_feature_2_str(n->feature_2_used, buf, sizeof(buf)) : "-");
 	set_cell(ctl, ln, COL_NOTE, elf_note_source_str(in->source));
-	if (ctl->json) {
-		loader_json(in, buf, sizeof(buf));
-		cetctl_table_set_json(ctl->tb, ln, COL_LOADER, buf[0] ? buf : NULL);
-	} else if (in->kind == ELF_KIND_REL && !(n->found && n->problem != ELF_PROP_OK))
-		set_cell(ctl, ln, COL_LOADER, "-");
-	else
-		set_cell(ctl, ln, COL_LOADER, loader_str(in, buf, sizeof(buf)));
-	if (ctl->json) {
-		kernel_json(kv, kerr, in, buf, sizeof(buf));
-		cetctl_table_set_json(ctl->tb, ln, COL_KERNEL, buf);
-	} else {
-		set_cell(ctl, ln, COL_KERNEL, kernel_str(kv, kerr, in));
-	}
+	set_loader(ctl, ln, in);
+	kval.v = kv;
+	kval.kerr = kerr;
+	kval.i386 = in->machine == EM_386;
+	cetctl_table_set_value(ctl->tb, ln, COL_KERNEL, &kval, sizeof(kval));
 	if (ctl->deps && add_deps(ctl, ln, path, in) != 0)
 		ctl->sum.errors++;
 }
@@ -896,28 +923,40 @@ static void print_summary_text(const struct elf_ctl *ctl, bool deps)
 		s->errors == 1 ? "" : "s", ctl->policy_name, ctl->policy_why);
 }
 
-/* The JSON document: the files, the errors and a "summary" member. */
-static int print_json(struct elf_ctl *ctl, bool deps)
+/* The "summary" member of the JSON document, after the files and the errors. */
+static void summary_json(struct jsonwrt *w, const void *arg)
 {
+	const struct elf_ctl *ctl = arg;
 	const struct elf_summary *s = &ctl->sum;
-	char *sum = NULL, dok[48] = "";
-	int rc;
 
-	if (deps)
-		snprintf(dok, sizeof(dok), "\"deps_ok\": %lu, ", s->deps_ok);
-	if (asprintf(&sum, "\"summary\": {\"files\": %lu, \"shstk\": %lu, \"ibt\": %lu, "
-		     "\"ignored\": %lu, \"kernel_refuses\": %lu, \"enoexec\": %lu, "
-		     "%s\"not_elf\": %lu, \"errors\": %lu, \"kernel_policy\": \"%s\"}",
-		     s->files, s->shstk, s->ibt, s->ignored, s->refused, s->enoexec,
-		     dok,
-		     s->not_elf, s->errors, ctl->policy_name) < 0)
-		return -1;
-	rc = cetctl_table_print_members(ctl->tb, sum);
-	free(sum);
-	return rc;
+	jsonwrt_object_open(w, "summary", JSONWRT_LINE);
+	jsonwrt_ulong(w, "files", s->files);
+	jsonwrt_ulong(w, "shstk", s->shstk);
+	jsonwrt_ulong(w, "ibt", s->ibt);
+	jsonwrt_ulong(w, "ignored", s->ignored);
+	jsonwrt_ulong(w, "kernel_refuses", s->refused);
+	jsonwrt_ulong(w, "enoexec", s->enoexec);
+	if (ctl->deps)
+		jsonwrt_ulong(w, "deps_ok", s->deps_ok);
+	jsonwrt_ulong(w, "not_elf", s->not_elf);
+	jsonwrt_ulong(w, "errors", s->errors);
+	jsonwrt_string(w, "kernel_policy", ctl->policy_name);
+	jsonwrt_object_close(w);
 }
 
-int cmd_elf(int argc, char **argv)
+/* What the command line asks for, besides what goes into struct elf_ctl. */
+struct elf_opts {
+	struct cetctl_output_args oa;
+	int ids[CETCTL_MAX_COLUMNS];
+	size_t nids;
+	bool deps;		/* --deps */
+};
+
+/*
+ * Parse the command line into @o and @ctl (-r, --kernel-policy): returns
+ * CETCTL_CONTINUE with optind at the first file, else the exit status.
+ */
+static int elf_parse(int argc, char **argv, struct elf_opts *o, struct elf_ctl *ctl)
 {
 	enum { OPT_DEPS = 0x100, OPT_KERNEL_POLICY };
 	static const struct option longopts[] = {
@@ -929,93 +968,101 @@ int cmd_elf(int argc, char **argv)
 		{ "version",      no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct cetctl_output_args oa = { .topts.json_name = "files", .topts.json_errors = true };
-	struct elf_ctl ctl = { 0 };
-	int ids[CETCTL_MAX_COLUMNS];
-	size_t nids = 0;
-	bool deps = false;
-	int c, rc = CETCTL_EXIT_OK;
+	static const int defaults[] = { COL_FILE, COL_ARCH, COL_TYPE, COL_IBT, COL_SHSTK,
+					COL_NOTE, COL_LOADER, COL_KERNEL };
+	int c;
 
-	oa.topts.json = cetctl_globals.json;
+	o->oa.topts.json_name = "files";
+	o->oa.topts.json_errors = true;
+	o->oa.topts.json = cetctl_globals.json;
 	while ((c = getopt_long(argc, argv, "r" CETCTL_OUTPUT_SHORTOPTS "hV", longopts, NULL)) != -1) {
-		if (cetctl_output_option(&oa, c, optarg))
+		if (cetctl_output_option(&o->oa, c, optarg))
 			continue;
 		switch (c) {
 		case 'r':
-			ctl.recursive = true;
+			ctl->recursive = true;
 			break;
 		case OPT_DEPS:
-			deps = true;
+			o->deps = true;
 			break;
 		case OPT_KERNEL_POLICY:
-			if (parse_policy(&ctl, optarg) < 0)
+			if (parse_policy(ctl, optarg) < 0)
 				return cetctl_usage_error("elf");
 			break;
-		case 'h':
-			usage();
-			return CETCTL_EXIT_OK;
-		case 'V':
-			return cetctl_print_version();
 		default:
-			return cetctl_usage_error("elf");
+			return cetctl_option_other(c, usage, "elf");
 		}
 	}
 	/* --list-columns needs no file; a bad -o without a file is reported
 	 * as the missing file, as before. */
-	if (optind >= argc && !oa.list_columns) {
+	if (optind >= argc && !o->oa.list_columns) {
 		warnx("elf: no file given");
 		return cetctl_usage_error("elf");
 	}
-
-	ids[nids++] = COL_FILE;
-	ids[nids++] = COL_ARCH;
-	ids[nids++] = COL_TYPE;
-	ids[nids++] = COL_IBT;
-	ids[nids++] = COL_SHSTK;
-	ids[nids++] = COL_NOTE;
-	ids[nids++] = COL_LOADER;
-	ids[nids++] = COL_KERNEL;
-	if (deps) {
-		ids[nids++] = COL_DEPS;
-		ids[nids++] = COL_MISSING;
+	memcpy(o->ids, defaults, sizeof(defaults));
+	o->nids = sizeof(defaults) / sizeof(defaults[0]);
+	if (o->deps) {
+		o->ids[o->nids++] = COL_DEPS;
+		o->ids[o->nids++] = COL_MISSING;
 	}
-	c = cetctl_output_columns(&oa, elf_columns, NCOLS, ids, &nids, "elf");
-	if (c != CETCTL_OUTPUT_CONTINUE)
-		return c;
+	return cetctl_output_columns(&o->oa, elf_columns, NCOLS, o->ids, &o->nids, "elf");
+}
 
-	if (deps) {
-		int r = elf_deps_ctx_new(&ctl.deps, NULL, NULL);
+/*
+ * Plan: the resolver for --deps, the kernel's policy (unless named) and
+ * x32 support, the table. Returns CETCTL_CONTINUE or the exit status.
+ */
+static int elf_plan(struct elf_opts *o, struct elf_ctl *ctl)
+{
+	if (o->deps) {
+		int r = elf_deps_ctx_new(&ctl->deps, NULL, NULL);
 
 		if (r < 0) {
 			warnx("elf: %s", strerror(-r));
 			return CETCTL_EXIT_FAILURE;
 		}
 	}
-	/* the policy (unless named) and x32 support of the running or recorded kernel */
-	running_policy(&ctl);
-	ctl.json = oa.topts.json;
-	ctl.raw = oa.topts.raw;
-	oa.topts.stream = true;	/* add_row() completes a line before the next */
-	ctl.tb = cetctl_table_new(elf_columns, ids, nids, &oa.topts);
-	if (!ctl.tb)
+	running_policy(ctl);
+	ctl->json = o->oa.topts.json;
+	ctl->raw = o->oa.topts.raw;
+	o->oa.topts.stream = true;	/* add_row() completes a line before the next */
+	ctl->tb = cetctl_table_new(elf_columns, o->ids, o->nids, &o->oa.topts);
+	if (!ctl->tb)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
+	return CETCTL_CONTINUE;
+}
 
+/* The table or the JSON document, and the summary. */
+static void elf_report(struct elf_ctl *ctl)
+{
+	if (ctl->json) {
+		cetctl_table_print_members(ctl->tb, summary_json, ctl);
+		return;
+	}
+	if (ctl->sum.files)
+		cetctl_table_print(ctl->tb);
+	fflush(stdout);		/* the summary comes after the table */
+	print_summary_text(ctl, ctl->deps != NULL);
+	cetctl_proc_root_note("elf");
+}
+
+int cmd_elf(int argc, char **argv)
+{
+	struct elf_opts o = { 0 };
+	struct elf_ctl ctl = { 0 };
+	int rc = elf_parse(argc, argv, &o, &ctl);
+
+	if (rc == CETCTL_CONTINUE)
+		rc = elf_plan(&o, &ctl);
+	if (rc != CETCTL_CONTINUE)
+		return rc;
+	rc = CETCTL_EXIT_OK;
 	for (int i = optind; i < argc; i++)
 		if (do_arg(&ctl, argv[i]) < 0)
 			rc = CETCTL_EXIT_FAILURE;
 	if (ctl.sum.errors)
 		rc = CETCTL_EXIT_FAILURE;
-
-	if (oa.topts.json) {
-		if (print_json(&ctl, deps) < 0)
-			rc = CETCTL_EXIT_FAILURE;
-	} else {
-		if (ctl.sum.files)
-			cetctl_table_print(ctl.tb);
-		fflush(stdout);		/* the summary comes after the table */
-		print_summary_text(&ctl, deps);
-		cetctl_proc_root_note("elf");
-	}
+	elf_report(&ctl);
 	cetctl_table_free(ctl.tb);
 	elf_deps_ctx_free(ctl.deps);
 	return rc;

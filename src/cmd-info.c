@@ -119,46 +119,94 @@ static char *missing_links(const struct cet_sysinfo *si)
 	return out;
 }
 
+/* The CPU's rows: cpu-shstk, cpu-ibt, cpu-user-shstk. */
+static void cpu_rows(struct cetctl_table *t, const struct cet_sysinfo *si)
+{
+	if (si->cpuinfo_errno) {
+		row(t, "cpu-shstk", "unknown", "cpuinfo: %s", strerror(si->cpuinfo_errno));
+		return;
+	}
+	/* each DETAIL says what its VALUE says, "no" rows too */
+	if (si->cpu_shstk || si->cpu_user_shstk)
+		row(t, "cpu-shstk", "yes", "the CPU has shadow stacks: cpuinfo flag %s",
+		    si->cpu_shstk ? "shstk" :
+		    "user_shstk (the kernel hides shstk, as mainline does)");
+	else
+		row(t, "cpu-shstk", "no", "the CPU has no shadow stacks: cpuinfo lacks "
+		    "shstk and user_shstk");
+	row(t, "cpu-ibt", yes_no(si->cpu_ibt), "%s", si->cpu_ibt ?
+	    "cpuinfo flag ibt: indirect branch tracking" :
+	    "cpuinfo lacks ibt: no indirect branch tracking");
+	row(t, "cpu-user-shstk", yes_no(si->cpu_user_shstk), "%s", si->cpu_user_shstk ?
+	    "cpuinfo flag user_shstk: the kernel runs user shadow stacks on this CPU" :
+	    "cpuinfo lacks user_shstk: the kernel does not run user shadow stacks on this CPU");
+}
+
+/* The kernel's rows: kernel-config, status-lines, clearcpuid, legacy-elf. */
+static void kernel_rows(struct cetctl_table *t, const struct cet_sysinfo *si, const char *root)
+{
+	const char *policy, *why;
+
+	row(t, "kernel-config", tri(si->kconfig_shstk), "CONFIG_X86_USER_SHADOW_STACK%s (%s)",
+	    si->kconfig_shstk == CET_YES ? "=y" : si->kconfig_shstk == CET_NO ? " is not set" : "",
+	    si->kconfig_source[0] ? si->kconfig_source : "no config.gz or /boot/config found");
+	row(t, "status-lines", tri(si->status_lines), "%sx86_Thread_features %s in %s/self/status",
+	    si->status_lines == CET_YES ? "" : si->status_lines == CET_NO ? "no " : "unknown: ",
+	    si->status_lines == CET_NO ? "line" : "lines", root ? root : "/proc");
+	row(t, "clearcpuid", si->clearcpuid[0] ? si->clearcpuid : "none", "%s",
+	    si->clearcpuid_shstk ? "kernel command line turns shadow stacks off"
+				 : "kernel command line leaves shadow stacks alone");
+	policy = cet_sysinfo_legacy_policy(si, &why);
+	row(t, "legacy-elf", policy,
+	    "binaries with the old SHSTK/IBT ELF bits: %s (%s)",
+	    strcmp(policy, "block") == 0 ? "shadow-stack API refused" :
+	    strcmp(policy, "allow") == 0 ? "allowed" :
+	    strcmp(policy, "none") == 0 ? "no such policy" : "unknown", why);
+}
+
+/* Every row, the verdict last; returns the exit status. */
+static int info_report(struct cetctl_table *t, const struct cet_sysinfo *si, const char *root)
+{
+	char *missing;
+	int rc;
+
+	if (cetctl_proc_root_is_recorded())
+		row(t, "proc-root", root, "read from this tree, not the running system's /proc "
+		    "(%s)", cetctl_proc_root_origin());
+	row(t, "arch", si->machine, "smaps \"ss\" %s an x86 shadow stack here",
+	    si->ss_is_x86_shstk ? "is" : "is not");
+	cpu_rows(t, si);
+	kernel_rows(t, si, root);
+	row(t, "glibc", si->glibc_version, "the C library cetctl runs with");
+	row(t, "glibc-can-enable", yes_no(si->glibc_can_enable), "%s",
+	    si->glibc_can_enable ? "glibc >= 2.39 enables shadow stacks itself (GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK)"
+				 : "glibc < 2.39 does not know the shadow-stack ABI: use 'cetctl run --shstk'");
+	missing = missing_links(si);
+	row(t, "supported", missing ? "no" : "yes", "%s",
+	    missing ? missing : "this CPU and kernel can run user shadow stacks");
+	cetctl_table_print(t);
+	rc = missing ? CETCTL_EXIT_UNSUPPORTED : CETCTL_EXIT_OK;
+	free(missing);
+	return rc;
+}
+
 int cmd_info(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CETCTL_OUTPUT_LONGOPTS,
-		{ "help",         no_argument,       NULL, 'h' },
-		{ "version",      no_argument,       NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	int ids[CETCTL_MAX_COLUMNS] = { COL_NAME, COL_VALUE, COL_DETAIL };
 	size_t nids = 3;
 	struct cetctl_output_args oa = { .topts.json_name = "info" };
 	const char *root = cetctl_globals.proc_root;
-	const char *policy, *why;
-	char *missing;
 	struct cetctl_table *t;
 	struct cet_sysinfo si;
-	int c, rc;
+	int rc;
 
-	oa.topts.json = cetctl_globals.json;
-	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "hV", longopts, NULL)) != -1) {
-		if (cetctl_output_option(&oa, c, optarg))
-			continue;
-		switch (c) {
-		case 'h':
-			usage();
-			return CETCTL_EXIT_OK;
-		case 'V':
-			return cetctl_print_version();
-		default:
-			return cetctl_usage_error("info");
-		}
-	}
-	c = cetctl_output_columns(&oa, info_columns, NCOLS, ids, &nids, "info");
-	if (c != CETCTL_OUTPUT_CONTINUE)
-		return c;
+	rc = cetctl_output_parse(argc, argv, &oa, usage, info_columns, NCOLS, ids, &nids, "info");
+	if (rc != CETCTL_OUTPUT_CONTINUE)
+		return rc;
 	if (optind < argc) {
 		warnx("info: unexpected argument '%s'", argv[optind]);
 		return cetctl_usage_error("info");
 	}
-
 	rc = cet_sysinfo_read(root, &si);
 	if (rc) {
 		warnx("info: %s: %s", root ? root : "/proc", strerror(-rc));
@@ -169,60 +217,10 @@ int cmd_info(int argc, char **argv)
 		      strerror(si.cpuinfo_errno));
 		return CETCTL_EXIT_FAILURE;
 	}
-
 	t = cetctl_table_new(info_columns, ids, nids, &oa.topts);
 	if (!t)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
-
-	if (cetctl_proc_root_is_recorded())
-		row(t, "proc-root", root, "read from this tree, not the running system's /proc "
-		    "(%s)", cetctl_proc_root_origin());
-	row(t, "arch", si.machine, "smaps \"ss\" %s an x86 shadow stack here",
-	    si.ss_is_x86_shstk ? "is" : "is not");
-	if (si.cpuinfo_errno) {
-		row(t, "cpu-shstk", "unknown", "cpuinfo: %s", strerror(si.cpuinfo_errno));
-	} else {
-		/* each DETAIL says what its VALUE says, "no" rows too */
-		if (si.cpu_shstk || si.cpu_user_shstk)
-			row(t, "cpu-shstk", "yes", "the CPU has shadow stacks: cpuinfo flag %s",
-			    si.cpu_shstk ? "shstk" :
-			    "user_shstk (the kernel hides shstk, as mainline does)");
-		else
-			row(t, "cpu-shstk", "no", "the CPU has no shadow stacks: cpuinfo lacks "
-			    "shstk and user_shstk");
-		row(t, "cpu-ibt", yes_no(si.cpu_ibt), "%s", si.cpu_ibt ?
-		    "cpuinfo flag ibt: indirect branch tracking" :
-		    "cpuinfo lacks ibt: no indirect branch tracking");
-		row(t, "cpu-user-shstk", yes_no(si.cpu_user_shstk), "%s", si.cpu_user_shstk ?
-		    "cpuinfo flag user_shstk: the kernel runs user shadow stacks on this CPU" :
-		    "cpuinfo lacks user_shstk: the kernel does not run user shadow stacks on this CPU");
-	}
-	row(t, "kernel-config", tri(si.kconfig_shstk), "CONFIG_X86_USER_SHADOW_STACK%s (%s)",
-	    si.kconfig_shstk == CET_YES ? "=y" : si.kconfig_shstk == CET_NO ? " is not set" : "",
-	    si.kconfig_source[0] ? si.kconfig_source : "no config.gz or /boot/config found");
-	row(t, "status-lines", tri(si.status_lines), "%sx86_Thread_features %s in %s/self/status",
-	    si.status_lines == CET_YES ? "" : si.status_lines == CET_NO ? "no " : "unknown: ",
-	    si.status_lines == CET_NO ? "line" : "lines", root ? root : "/proc");
-	row(t, "clearcpuid", si.clearcpuid[0] ? si.clearcpuid : "none", "%s",
-	    si.clearcpuid_shstk ? "kernel command line turns shadow stacks off"
-				: "kernel command line leaves shadow stacks alone");
-	policy = cet_sysinfo_legacy_policy(&si, &why);
-	row(t, "legacy-elf", policy,
-	    "binaries with the old SHSTK/IBT ELF bits: %s (%s)",
-	    strcmp(policy, "block") == 0 ? "shadow-stack API refused" :
-	    strcmp(policy, "allow") == 0 ? "allowed" :
-	    strcmp(policy, "none") == 0 ? "no such policy" : "unknown", why);
-	row(t, "glibc", si.glibc_version, "the C library cetctl runs with");
-	row(t, "glibc-can-enable", yes_no(si.glibc_can_enable), "%s",
-	    si.glibc_can_enable ? "glibc >= 2.39 enables shadow stacks itself (GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK)"
-				: "glibc < 2.39 does not know the shadow-stack ABI: use 'cetctl run --shstk'");
-	missing = missing_links(&si);
-	row(t, "supported", missing ? "no" : "yes", "%s",
-	    missing ? missing : "this CPU and kernel can run user shadow stacks");
-
-	cetctl_table_print(t);
+	rc = info_report(t, &si, root);
 	cetctl_table_free(t);
-	c = missing ? CETCTL_EXIT_UNSUPPORTED : CETCTL_EXIT_OK;
-	free(missing);
-	return c;
+	return rc;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cetctl.h"
+#include "jsonwrt.h"
 #include "shstk.h"
 #include "util.h"
 
@@ -27,76 +28,35 @@
 
 struct emitter {
 	bool json;
-	int depth;
-	bool first[4];
+	struct jsonwrt w;
 };
-
-static void json_string(const char *s)
-{
-	char *clean = NULL;
-
-	/* valid UTF-8 whatever the bytes (see cet_utf8_sanitize) */
-	if (cet_utf8_sanitize(s, &clean) < 0)
-		err(CETCTL_EXIT_FAILURE, "out of memory");
-	if (clean)
-		s = clean;
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-	free(clean);
-}
-
-static void emit_key(struct emitter *e, const char *key)
-{
-	if (!e->first[e->depth])
-		putchar(',');
-	e->first[e->depth] = false;
-	printf("\n%*s", 2 * (e->depth + 1), "");
-	json_string(key);
-	printf(": ");
-}
 
 static void emit_open(struct emitter *e, const char *key, const char *title)
 {
-	if (e->json) {
-		if (key)
-			emit_key(e, key);
-		putchar('{');
-		e->first[++e->depth] = true;
-	} else if (title) {
+	if (e->json)
+		jsonwrt_object_open(&e->w, key, JSONWRT_BLOCK);
+	else if (title)
 		printf("%s:\n", title);
-	}
 }
 
 static void emit_close(struct emitter *e)
 {
-	if (e->json) {
-		printf("\n%*s}", 2 * e->depth, "");
-		if (--e->depth == 0)
-			putchar('\n');
-	}
+	if (e->json)
+		jsonwrt_object_close(&e->w);
+}
+
+/* text: "label value" */
+static void emit_text(struct emitter *e, const char *label, const char *val)
+{
+	printf("%-13s %s\n", label, val);
 }
 
 static void emit_str(struct emitter *e, const char *key, const char *label, const char *val)
 {
-	if (e->json) {
-		emit_key(e, key);
-		if (val)
-			json_string(val);
-		else
-			printf("null");
-	} else {
-		printf("%*s%-13s %s\n", 2 * (e->depth > 0), "", label, val ? val : "-");
-	}
+	if (e->json)
+		jsonwrt_string(&e->w, key, val);
+	else
+		emit_text(e, label, val ? val : "-");
 }
 
 static void emit_hex(struct emitter *e, const char *key, const char *label, unsigned long v)
@@ -109,22 +69,22 @@ static void emit_hex(struct emitter *e, const char *key, const char *label, unsi
 
 static void emit_num(struct emitter *e, const char *key, const char *label, unsigned long v)
 {
+	char buf[32];
+
 	if (e->json) {
-		emit_key(e, key);
-		printf("%lu", v);
-	} else {
-		printf("%*s%-13s %lu\n", 2 * (e->depth > 0), "", label, v);
+		jsonwrt_ulong(&e->w, key, v);
+		return;
 	}
+	snprintf(buf, sizeof(buf), "%lu", v);
+	emit_text(e, label, buf);
 }
 
 static void emit_bool(struct emitter *e, const char *key, const char *label, bool v)
 {
-	if (e->json) {
-		emit_key(e, key);
-		printf("%s", v ? "true" : "false");
-	} else {
-		printf("%*s%-13s %s\n", 2 * (e->depth > 0), "", label, v ? "yes" : "no");
-	}
+	if (e->json)
+		jsonwrt_bool(&e->w, key, v);
+	else
+		emit_text(e, label, v ? "yes" : "no");
 }
 
 /* The lines of one smaps entry: an array in JSON, indented in text. */
@@ -132,33 +92,23 @@ static void emit_lines(struct emitter *e, const char *key, const char *label,
 		       const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
-	bool first = true;
 
-	if (e->json) {
-		emit_key(e, key);
-		putchar('[');
-	} else {
+	if (e->json)
+		jsonwrt_array_open(&e->w, key, JSONWRT_BLOCK);
+	else
 		printf("%s:\n", label);
-	}
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		char *line = strndup(p, n);
 
-		if (!line)
-			break;
-		if (e->json) {
-			printf("%s\n%*s", first ? "" : ",", 2 * (e->depth + 2), "");
-			json_string(line);
-		} else {
-			printf("  %s\n", line);
-		}
-		free(line);
-		first = false;
+		if (e->json)
+			jsonwrt_string_n(&e->w, NULL, p, n);
+		else
+			printf("  %.*s\n", (int)n, p);
 		p += n + 1;
 	}
 	if (e->json)
-		printf("\n%*s]", 2 * (e->depth + 1), "");
+		jsonwrt_array_close(&e->w);
 }
 
 /*
@@ -318,7 +268,15 @@ static void usage(void)
 	       "in this CPU or kernel.\n");
 }
 
-int cmd_map(int argc, char **argv)
+/* What the command line asks for. */
+struct map_opts {
+	unsigned long size, addr, hold;
+	bool want_token, pivot, do_hold;
+	bool json;
+};
+
+/* Parse the command line into @o: CETCTL_CONTINUE or the exit status. */
+static int map_parse(int argc, char **argv, struct map_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "size",  required_argument, NULL, 's' },
@@ -331,150 +289,203 @@ int cmd_map(int argc, char **argv)
 		{ "version", no_argument,     NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	unsigned long size = 4096, addr = 0, hold = 0, mapped, token = 0;
-	bool want_token = false, pivot = false, do_hold = false, ss;
-	struct emitter em = { .json = cetctl_globals.json, .first = { true } };
-	struct shstk_pivot_result pr;
-	char path[64], vmflags[256], *smaps = NULL;
-	size_t elen = 0;
-	long off, n;
-	int c, ret, rc = CETCTL_EXIT_OK;
+	int c;
 
+	o->size = 4096;
+	o->json = cetctl_globals.json;
 	while ((c = getopt_long(argc, argv, "s:a:tpJhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			if (parse_size(optarg, true, &size) < 0 || size == 0) {
+			if (parse_size(optarg, true, &o->size) < 0 || o->size == 0) {
 				warnx("map: invalid size '%s'", optarg);
 				return cetctl_usage_error("map");
 			}
 			break;
 		case 'a':
-			if (parse_size(optarg, false, &addr) < 0 || addr == 0) {
+			if (parse_size(optarg, false, &o->addr) < 0 || o->addr == 0) {
 				warnx("map: invalid address '%s'", optarg);
 				return cetctl_usage_error("map");
 			}
 			break;
 		case 't':
-			want_token = true;
+			o->want_token = true;
 			break;
 		case 'H':
-			if (parse_size(optarg, false, &hold) < 0 || hold > INT_MAX) {
+			if (parse_size(optarg, false, &o->hold) < 0 || o->hold > INT_MAX) {
 				warnx("map: invalid number of seconds '%s'", optarg);
 				return cetctl_usage_error("map");
 			}
-			do_hold = true;
+			o->do_hold = true;
 			break;
 		case 'p':
-			pivot = want_token = true;
+			o->pivot = o->want_token = true;
 			break;
 		case 'J':
-			em.json = true;
+			o->json = true;
 			break;
-		case 'h':
-			usage();
-			return CETCTL_EXIT_OK;
-		case 'V':
-			return cetctl_print_version();
 		default:
-			return cetctl_usage_error("map");
+			return cetctl_option_other(c, usage, "map");
 		}
 	}
 	if (optind < argc) {
 		warnx("map: unexpected argument '%s'", argv[optind]);
 		return cetctl_usage_error("map");
 	}
+	return CETCTL_CONTINUE;
+}
 
-	ret = shstk_map(addr, size, want_token ? SHADOW_STACK_SET_TOKEN : 0, &mapped);
+/* The mapping made and what smaps says of it. */
+struct map_result {
+	unsigned long mapped, token;
+	char *smaps;		/* our smaps */
+	long off;		/* of the mapping's entry in it, -1: none */
+	size_t elen;		/* its length */
+	char vmflags[256];
+	bool ss;		/* VmFlags has "ss" */
+};
+
+/* map_shadow_stack(2), then our smaps. Returns CETCTL_CONTINUE or the exit status. */
+static int map_execute(const struct map_opts *o, struct map_result *r)
+{
+	char path[64];
+	long n;
+	int ret;
+
+	ret = shstk_map(o->addr, o->size, o->want_token ? SHADOW_STACK_SET_TOKEN : 0, &r->mapped);
 	if (ret < 0) {
-		warnx("map: map_shadow_stack(%#lx, %lu, %s) failed: %s (%s)", addr, size,
-		      want_token ? "SHADOW_STACK_SET_TOKEN" : "0",
+		warnx("map: map_shadow_stack(%#lx, %lu, %s) failed: %s (%s)", o->addr, o->size,
+		      o->want_token ? "SHADOW_STACK_SET_TOKEN" : "0",
 		      map_errno_words(-ret), errno_name(-ret));
 		return (ret == -EOPNOTSUPP || ret == -ENOSYS) ?
 			CETCTL_EXIT_UNSUPPORTED : CETCTL_EXIT_FAILURE;
 	}
-	if (want_token)
-		token = shstk_token_addr(mapped, size);
-
+	if (o->want_token)
+		r->token = shstk_token_addr(r->mapped, o->size);
 	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)getpid());
-	n = cet_read_file(path, SMAPS_MAX, &smaps);
-	off = n >= 0 ? smaps_entry(smaps, mapped, &elen) : -1;
-	vmflags[0] = '\0';
-	if (off >= 0)
-		entry_vmflags(smaps + off, elen, vmflags, sizeof(vmflags));
-	ss = vmflags_has(vmflags, "ss");
+	n = cet_read_file(path, SMAPS_MAX, &r->smaps);
+	r->off = n >= 0 ? smaps_entry(r->smaps, r->mapped, &r->elen) : -1;
+	r->vmflags[0] = '\0';
+	if (r->off >= 0)
+		entry_vmflags(r->smaps + r->off, r->elen, r->vmflags, sizeof(r->vmflags));
+	r->ss = vmflags_has(r->vmflags, "ss");
+	return CETCTL_CONTINUE;
+}
 
-	emit_open(&em, NULL, NULL);
-	emit_hex(&em, "address", "address:", mapped);
-	emit_num(&em, "size", "size:", size);
-	emit_hex(&em, "end", "end:", mapped + ((size + 4095) & ~4095UL));
-	if (want_token) {
-		emit_hex(&em, "token_address", "token at:", token);
-		emit_hex(&em, "token_value", "token value:", *(volatile unsigned long *)token);
-		emit_bool(&em, "token_valid", "token valid:",
-			  *(volatile unsigned long *)token == shstk_token_value(mapped, size));
+/* The mapping, its token and its smaps entry. */
+static void map_report(struct emitter *em, const struct map_opts *o, const struct map_result *r)
+{
+	volatile unsigned long *token = (volatile unsigned long *)r->token;
+
+	emit_open(em, NULL, NULL);
+	emit_hex(em, "address", "address:", r->mapped);
+	emit_num(em, "size", "size:", o->size);
+	emit_hex(em, "end", "end:", r->mapped + ((o->size + 4095) & ~4095UL));
+	if (o->want_token) {
+		emit_hex(em, "token_address", "token at:", r->token);
+		emit_hex(em, "token_value", "token value:", *token);
+		emit_bool(em, "token_valid", "token valid:",
+			  *token == shstk_token_value(r->mapped, o->size));
 	} else {
-		emit_str(&em, "token_address", "token at:", NULL);
+		emit_str(em, "token_address", "token at:", NULL);
 	}
-	emit_str(&em, "vmflags", "VmFlags:", vmflags[0] ? vmflags : NULL);
-	emit_bool(&em, "shadow_stack_vma", "ss VMA:", ss);
-	if (off >= 0)
-		emit_lines(&em, "smaps", "smaps", smaps + off, elen);
+	emit_str(em, "vmflags", "VmFlags:", r->vmflags[0] ? r->vmflags : NULL);
+	emit_bool(em, "shadow_stack_vma", "ss VMA:", r->ss);
+	if (r->off >= 0)
+		emit_lines(em, "smaps", "smaps", r->smaps + r->off, r->elen);
 	else
-		emit_str(&em, "smaps", "smaps:", NULL);
-	free(smaps);
+		emit_str(em, "smaps", "smaps:", NULL);
+}
 
-	if (pivot) {
-		ret = shstk_pivot(token, &pr);
-		if (ret < 0) {
-			emit_str(&em, "pivot", "pivot:", NULL);
-			emit_close(&em);
-			fflush(stdout);
-			warnx("map: pivot: enabling shadow stacks in cetctl failed: %s (%s)",
-			      ret == -EOPNOTSUPP ? "the kernel or CPU has no shadow-stack support" :
-			      ret == -EPERM ? "the feature is locked (disabled) for this process" :
-			      ret == -EINVAL ? "the kernel refused (no shadow-stack support, or "
-			      "its legacy-ELF policy blocks cetctl)" :
-			      strerror(-ret), errno_name(-ret));
-			return ret == -EOPNOTSUPP ? CETCTL_EXIT_UNSUPPORTED : CETCTL_EXIT_FAILURE;
-		}
-		bool inside = pr.ssp_inside >= mapped && pr.ssp_inside < mapped + size;
-		bool back = pr.ssp_after == pr.ssp_before;
-		bool restored = pr.token_after == shstk_token_value(mapped, size);
+/*
+ * --pivot: onto the new stack and back, reported in a "pivot" section.
+ * Returns CETCTL_EXIT_OK, CETCTL_EXIT_FAILURE when it did not behave as
+ * the SDM says, or < 0: -errno of enabling shadow stacks (the document
+ * then closed).
+ */
+static int map_pivot(struct emitter *em, const struct map_opts *o, const struct map_result *r)
+{
+	struct shstk_pivot_result pr;
+	int ret = shstk_pivot(r->token, &pr);
 
-		emit_open(&em, "pivot", "pivot");
-		emit_bool(&em, "enabled_temporarily", "temp enable:", pr.enabled_temporarily);
-		emit_hex(&em, "ssp_before", "ssp before:", pr.ssp_before);
-		emit_hex(&em, "ssp_inside", "ssp inside:", pr.ssp_inside);
-		emit_hex(&em, "return_slot", "return slot:", pr.ret_slot);
-		emit_hex(&em, "ssp_after", "ssp after:", pr.ssp_after);
-		emit_bool(&em, "on_new_stack", "on new stack:", inside);
-		emit_bool(&em, "returned", "returned:", back);
-		emit_bool(&em, "token_restored", "token again:", restored);
-		emit_close(&em);
-		if (!inside || !back || !restored)
-			rc = CETCTL_EXIT_FAILURE;
+	if (ret < 0) {
+		emit_str(em, "pivot", "pivot:", NULL);
+		emit_close(em);
+		fflush(stdout);
+		return ret;
 	}
-	if (do_hold)
+	bool inside = pr.ssp_inside >= r->mapped && pr.ssp_inside < r->mapped + o->size;
+	bool back = pr.ssp_after == pr.ssp_before;
+	bool restored = pr.token_after == shstk_token_value(r->mapped, o->size);
+
+	emit_open(em, "pivot", "pivot");
+	emit_bool(em, "enabled_temporarily", "temp enable:", pr.enabled_temporarily);
+	emit_hex(em, "ssp_before", "ssp before:", pr.ssp_before);
+	emit_hex(em, "ssp_inside", "ssp inside:", pr.ssp_inside);
+	emit_hex(em, "return_slot", "return slot:", pr.ret_slot);
+	emit_hex(em, "ssp_after", "ssp after:", pr.ssp_after);
+	emit_bool(em, "on_new_stack", "on new stack:", inside);
+	emit_bool(em, "returned", "returned:", back);
+	emit_bool(em, "token_restored", "token again:", restored);
+	emit_close(em);
+	return inside && back && restored ? CETCTL_EXIT_OK : CETCTL_EXIT_FAILURE;
+}
+
+/* Enabling shadow stacks for the pivot failed with @ret: say why, return the status. */
+static int pivot_failed(int ret)
+{
+	warnx("map: pivot: enabling shadow stacks in cetctl failed: %s (%s)",
+	      ret == -EOPNOTSUPP ? "the kernel or CPU has no shadow-stack support" :
+	      ret == -EPERM ? "the feature is locked (disabled) for this process" :
+	      ret == -EINVAL ? "the kernel refused (no shadow-stack support, or "
+	      "its legacy-ELF policy blocks cetctl)" :
+	      strerror(-ret), errno_name(-ret));
+	return ret == -EOPNOTSUPP ? CETCTL_EXIT_UNSUPPORTED : CETCTL_EXIT_FAILURE;
+}
+
+/* --hold: keep the mapping for `cetctl status PID` from another shell. */
+static void map_hold(const struct map_opts *o)
+{
+	struct timespec ts = { .tv_sec = (time_t)o->hold };
+
+	if (!o->json)
+		fprintf(stderr, "cetctl: map: holding the mapping for %lu s (pid %d)\n",
+			o->hold, (int)getpid());
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+int cmd_map(int argc, char **argv)
+{
+	struct map_opts o = { 0 };
+	struct map_result r = { 0 };
+	struct emitter em = { 0 };
+	int rc = map_parse(argc, argv, &o);
+
+	if (rc == CETCTL_CONTINUE)
+		rc = map_execute(&o, &r);
+	if (rc != CETCTL_CONTINUE)
+		return rc;
+	em.json = o.json;
+	/* stdout is written both ways: no buffered JSON behind a printf */
+	jsonwrt_init(&em.w, stdout);
+	map_report(&em, &o, &r);
+	free(r.smaps);
+	rc = o.pivot ? map_pivot(&em, &o, &r) : CETCTL_EXIT_OK;
+	if (rc < 0)
+		return pivot_failed(rc);
+	if (o.do_hold)
 		emit_num(&em, "pid", "pid:", (unsigned long)getpid());
 	emit_close(&em);
 	fflush(stdout);
 	if (rc != CETCTL_EXIT_OK)
 		warnx("map: pivot did not behave as the SDM says (see above)");
-	if (!ss) {
+	if (!r.ss) {
 		/* The kernel said yes but does not account it as a shadow stack. */
 		warnx("map: the mapping at %#lx is not marked 'ss' in smaps (VmFlags: %s)",
-		      mapped, vmflags[0] ? vmflags : "not found");
+		      r.mapped, r.vmflags[0] ? r.vmflags : "not found");
 		rc = CETCTL_EXIT_FAILURE;
 	}
-
-	if (do_hold) {
-		struct timespec ts = { .tv_sec = (time_t)hold };
-
-		if (!em.json)
-			fprintf(stderr, "cetctl: map: holding the mapping for %lu s (pid %d)\n",
-				hold, (int)getpid());
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
-	}
+	if (o.do_hold)
+		map_hold(&o);
 	return rc;
 }

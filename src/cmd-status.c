@@ -16,6 +16,7 @@
 
 #include "cetctl.h"
 #include "table.h"
+#include "proc-cells.h"
 #include "proc-cet.h"
 #include "proc-marking.h"
 #include "sysinfo-cet.h"
@@ -42,7 +43,7 @@ static const struct cetctl_column status_columns[] = {
 	[COL_SHSTK]    = { "SHSTK", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "shadow stack enabled", CETCTL_JSON_CHILD },
 	[COL_WRSS]     = { "WRSS", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "WRSS enabled", CETCTL_JSON_CHILD },
 	[COL_SHSTK_LOCKED] = { "SHSTK-LOCKED", 5, 0, SCOLS_JSON_BOOLEAN_OPTIONAL, "shadow-stack setting locked", CETCTL_JSON_CHILD },
-	[COL_SS_VMAS]  = { "SS-VMAS", 30, SCOLS_FL_WRAP, CETCTL_JSON_RAW, "shadow-stack mappings: start-end size rss (KiB)" },
+	[COL_SS_VMAS]  = { "SS-VMAS", 30, SCOLS_FL_WRAP, CETCTL_JSON_VALUE, "shadow-stack mappings: start-end size rss (KiB)", 0, &cetctl_ss_vmas_list },
 	[COL_SS_SIZE]  = { "SS-SIZE", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "total size of shadow-stack mappings (KiB)" },
 	[COL_SS_RSS]   = { "SS-RSS", 6, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "resident shadow-stack memory (KiB)" },
 	[COL_MARKING]  = { "MARKING", 9, 0, SCOLS_JSON_ARRAY_STRING, "CET marking of the executable as the loader sees it (? unknown)" },
@@ -96,21 +97,6 @@ static void join(char **buf, size_t *len, const char *item, bool json)
 	*len += sep + il;
 }
 
-/* The words, or "-" for a missing line (JSON: null). */
-static const char *line_words(const struct cet_feature_line *fl, bool json, char *buf, size_t size)
-{
-	if (!fl->present && json)
-		return NULL;
-	return cet_feature_line_str(fl, buf, size);
-}
-
-static void set_bool(struct cetctl_table *t, struct cetctl_line *ln, int col,
-		     const struct cet_feature_line *fl, unsigned int bit)
-{
-	if (fl->present)
-		cetctl_table_set(t, ln, col, (fl->bits & bit) ? "yes" : "no");
-}
-
 /*
  * The SSP column: read only when shown (it stops the thread for a moment).
  * "-" (null in JSON) when the thread has no active shadow stack or the
@@ -137,16 +123,90 @@ static int set_ssp(struct status_ctl *ctl, struct cetctl_line *ln, pid_t tid)
 static void status_error(struct status_ctl *ctl, pid_t pid, int errnum, const char *msg,
 			 const char *hint);
 
+/* The shadow-stack mappings: SS-VMAS, SS-SIZE, SS-RSS. */
+static void fill_vmas(struct cetctl_table *t, struct cetctl_line *ln, const struct proc_cet *pc)
+{
+	unsigned long size = 0, rss = 0;
+
+	if (!pc->vmas_read)
+		return;
+	for (size_t i = 0; i < pc->vmas.n; i++) {
+		size += pc->vmas.v[i].size_kb;
+		rss += pc->vmas.v[i].rss_kb;
+	}
+	cetctl_set_ss_vmas(t, ln, COL_SS_VMAS, &pc->vmas);
+	cetctl_table_setf(t, ln, COL_SS_SIZE, "%lu", size);
+	cetctl_table_setf(t, ln, COL_SS_RSS, "%lu", rss);
+}
+
+/* OBJECTS and UNMARKED: the mapped objects not marked for shadow stacks. */
+static void fill_objects(struct status_ctl *ctl, struct cetctl_line *ln, const struct proc_cet *pc)
+{
+	char *list = NULL;
+	size_t len = 0;
+
+	if (pc->objs_errno)
+		return;
+	cetctl_table_setf(ctl->t, ln, COL_OBJECTS, "%zu", pc->objs.n);
+	for (size_t i = 0; i < pc->objs.n; i++) {
+		if (pc->obj_marking[i] < 0 ||
+		    (pc->obj_marking[i] & (int)CET_X86_FEATURE_1_SHSTK))
+			continue;
+		join(&list, &len, pc->objs.path[i], ctl->json);
+	}
+	cetctl_table_set(ctl->t, ln, COL_UNMARKED, list ? list : "");
+	free(list);
+}
+
+/* The feature cells of a process or a thread line. */
+static void fill_features(struct cetctl_table *t, struct cetctl_line *ln,
+			  const struct cet_feature_line *features,
+			  const struct cet_feature_line *locked)
+{
+	cetctl_set_feature_words(t, ln, COL_FEATURES, features);
+	cetctl_set_feature_words(t, ln, COL_LOCKED, locked);
+	cetctl_set_feature_bool(t, ln, COL_SHSTK, features, CET_FEAT_SHSTK);
+	cetctl_set_feature_bool(t, ln, COL_WRSS, features, CET_FEAT_WRSS);
+	cetctl_set_feature_bool(t, ln, COL_SHSTK_LOCKED, locked, CET_FEAT_SHSTK);
+}
+
+/*
+ * Threads below their process, when there is more than one; in JSON
+ * always, so that every process has the same shape. Counts the SSPs that
+ * could not be read in *@fail, the last error in *@ssp_err.
+ */
+static void fill_threads(struct status_ctl *ctl, struct cetctl_line *ln,
+			 const struct proc_cet *pc, int *fail, int *ssp_err)
+{
+	struct cetctl_table *t = ctl->t;
+
+	if (pc->nthreads <= 1 && !ctl->json)
+		return;
+	for (size_t i = 0; i < pc->nthreads; i++) {
+		const struct thread_cet *th = &pc->threads[i];
+		struct cetctl_line *tl = cetctl_table_new_line(t, ln);
+		int r;
+
+		if (!tl)
+			err(CETCTL_EXIT_FAILURE, "failed to allocate output line");
+		cetctl_table_setf(t, tl, COL_TID, "%d", (int)th->tid);
+		cetctl_table_set(t, tl, COL_COMM, th->comm);
+		fill_features(t, tl, &th->features, &th->locked);
+		r = set_ssp(ctl, tl, th->tid);
+		if (r) {
+			*ssp_err = r;
+			(*fail)++;
+		}
+	}
+}
+
 /* false when a shown SSP could not be read (reported once, as an error) */
 static bool fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 {
 	struct cetctl_table *t = ctl->t;
 	struct cetctl_line *ln = cetctl_table_new_line(t, NULL);
 	char buf[512], user[64];
-	char *list = NULL;
-	size_t len = 0, i;
-	unsigned long size = 0, rss = 0;
-	int ssp_err, ssp_fail = 0, r;
+	int ssp_err, ssp_fail = 0;
 
 	if (!ln)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output line");
@@ -159,79 +219,17 @@ static bool fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 	cetctl_table_set(t, ln, COL_COMM, pc->st.name);
 	cetctl_table_set(t, ln, COL_EXE, pc->exe[0] ? pc->exe : NULL);
 	cetctl_table_setf(t, ln, COL_THREADS, "%d", pc->st.threads);
-	cetctl_table_set_list(t, ln, COL_FEATURES, line_words(&pc->st.features, ctl->json, buf, sizeof(buf)), " ", NULL);
-	cetctl_table_set_list(t, ln, COL_LOCKED, line_words(&pc->st.locked, ctl->json, buf, sizeof(buf)), " ", NULL);
-	set_bool(t, ln, COL_SHSTK, &pc->st.features, CET_FEAT_SHSTK);
-	set_bool(t, ln, COL_WRSS, &pc->st.features, CET_FEAT_WRSS);
-	set_bool(t, ln, COL_SHSTK_LOCKED, &pc->st.locked, CET_FEAT_SHSTK);
-
-	if (pc->vmas_read) {
-		for (i = 0; i < pc->vmas.n; i++) {
-			const struct shstk_vma *v = &pc->vmas.v[i];
-
-			if (!ctl->json) {
-				snprintf(buf, sizeof(buf), "%lx-%lx %lu %lu", v->start, v->end,
-					 v->size_kb, v->rss_kb);
-				join(&list, &len, buf, false);
-			}
-			size += v->size_kb;
-			rss += v->rss_kb;
-		}
-		if (ctl->json) {
-			/* the same array as audit's */
-			if (cetctl_table_set_ss_vmas_json(t, ln, COL_SS_VMAS, &pc->vmas) != 0)
-				err(CETCTL_EXIT_FAILURE, "out of memory");
-		} else {
-			cetctl_table_set(t, ln, COL_SS_VMAS, list ? list : "");
-		}
-		cetctl_table_setf(t, ln, COL_SS_SIZE, "%lu", size);
-		cetctl_table_setf(t, ln, COL_SS_RSS, "%lu", rss);
-		free(list);
-		list = NULL;
-		len = 0;
-	}
+	fill_features(t, ln, &pc->st.features, &pc->st.locked);
+	fill_vmas(t, ln, pc);
 	/* unknown marking: "?" in the table, null in JSON */
 	cetctl_table_set_list(t, ln, COL_MARKING, ctl->json && pc->exe_marking < 0 ? NULL :
 			      cet_marking_str(pc->exe_marking, buf, sizeof(buf)), ",", "none");
-	if (!pc->objs_errno) {
-		cetctl_table_setf(t, ln, COL_OBJECTS, "%zu", pc->objs.n);
-		for (i = 0; i < pc->objs.n; i++) {
-			if (pc->obj_marking[i] < 0 ||
-			    (pc->obj_marking[i] & (int)CET_X86_FEATURE_1_SHSTK))
-				continue;
-			join(&list, &len, pc->objs.path[i], ctl->json);
-		}
-		cetctl_table_set(t, ln, COL_UNMARKED, list ? list : "");
-		free(list);
-	}
+	fill_objects(ctl, ln, pc);
 	cetctl_table_set(t, ln, COL_VERDICT, proc_cet_verdict(pc, buf, sizeof(buf)));
 	ssp_err = set_ssp(ctl, ln, pc->pid);
 	if (ssp_err)
 		ssp_fail++;
-
-	/* Threads below their process, when there is more than one; in JSON
-	 * always, so that every process has the same shape. */
-	if (pc->nthreads > 1 || ctl->json) {
-		for (i = 0; i < pc->nthreads; i++) {
-			const struct thread_cet *th = &pc->threads[i];
-			struct cetctl_line *tl = cetctl_table_new_line(t, ln);
-
-			if (!tl)
-				err(CETCTL_EXIT_FAILURE, "failed to allocate output line");
-			cetctl_table_setf(t, tl, COL_TID, "%d", (int)th->tid);
-			cetctl_table_set(t, tl, COL_COMM, th->comm);
-			cetctl_table_set_list(t, tl, COL_FEATURES, line_words(&th->features, ctl->json, buf, sizeof(buf)), " ", NULL);
-			cetctl_table_set_list(t, tl, COL_LOCKED, line_words(&th->locked, ctl->json, buf, sizeof(buf)), " ", NULL);
-			set_bool(t, tl, COL_SHSTK, &th->features, CET_FEAT_SHSTK);
-			set_bool(t, tl, COL_WRSS, &th->features, CET_FEAT_WRSS);
-			set_bool(t, tl, COL_SHSTK_LOCKED, &th->locked, CET_FEAT_SHSTK);
-			r = set_ssp(ctl, tl, th->tid);
-			if (r) {
-				ssp_err = r;
-				ssp_fail++;
-			}
-		}
-	}
+	fill_threads(ctl, ln, pc, &ssp_fail, &ssp_err);
 	if (ssp_fail) {
 		char what[64];
 
@@ -379,12 +377,6 @@ static bool status_one(struct status_ctl *ctl, pid_t pid)
 
 int cmd_status(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CETCTL_OUTPUT_LONGOPTS,
-		{ "help",         no_argument,       NULL, 'h' },
-		{ "version",      no_argument,       NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	int ids[CETCTL_MAX_COLUMNS] = { COL_PID, COL_TID, COL_COMM, COL_FEATURES,
 					COL_LOCKED, COL_SS_SIZE, COL_MARKING, COL_VERDICT };
 	size_t nids = 8;
@@ -396,21 +388,8 @@ int cmd_status(int argc, char **argv)
 	pid_t *pids;
 	int c, i, npids = 0;
 
-	oa.topts.json = cetctl_globals.json;
-	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "hV", longopts, NULL)) != -1) {
-		if (cetctl_output_option(&oa, c, optarg))
-			continue;
-		switch (c) {
-		case 'h':
-			usage();
-			return CETCTL_EXIT_OK;
-		case 'V':
-			return cetctl_print_version();
-		default:
-			return cetctl_usage_error("status");
-		}
-	}
-	c = cetctl_output_columns(&oa, status_columns, NCOLS, ids, &nids, "status");
+	c = cetctl_output_parse(argc, argv, &oa, usage, status_columns, NCOLS, ids, &nids,
+				"status");
 	if (c != CETCTL_OUTPUT_CONTINUE)
 		return c;
 	if (optind >= argc) {

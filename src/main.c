@@ -19,6 +19,7 @@
 
 #include "c.h"
 #include "cetctl.h"
+#include "outbuf.h"
 #include "config.h"
 #ifdef CETCTL_FAULT_HOOKS
 #include "shstk-launch.h"
@@ -45,6 +46,17 @@ int cetctl_usage_error(const char *cmd)
 	else
 		fprintf(stderr, "Try 'cetctl --help' for more information.\n");
 	return CETCTL_EXIT_FAILURE;
+}
+
+int cetctl_option_other(int c, void (*usage)(void), const char *cmd)
+{
+	if (c == 'h') {
+		usage();
+		return CETCTL_EXIT_OK;
+	}
+	if (c == 'V')
+		return cetctl_print_version();
+	return cetctl_usage_error(cmd);
 }
 
 int cetctl_print_version(void)
@@ -122,6 +134,9 @@ static void close_stdout(void)
 		prev_fail = true;
 	}
 	saved = errno;
+	/* an earlier write of ours failed (table.c, jsonwrt.c): its reason */
+	if (prev_fail && !saved && !stdout_was_closed)
+		saved = outbuf_write_errno();
 	/* nothing left to flush, so the close succeeded: the reason is known */
 	if (prev_fail && !saved && stdout_was_closed)
 		saved = EBADF;

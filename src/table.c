@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <err.h>
 #include <errno.h>
+#include <getopt.h>
 #include <langinfo.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -11,9 +12,9 @@
 #include <wchar.h>
 
 #include "cetctl.h"
-#include "proc-maps.h"
+#include "jsonwrt.h"
+#include "outbuf.h"
 #include "table.h"
-#include "util.h"
 
 /*
  * The rows are ours, not libsmartcols' lines: a line is an array of cell
@@ -44,7 +45,13 @@ struct cetctl_line {
 #define LINE_ARENA_MIN	128
 #define LINE_ARENA_MAX	512
 
-struct wbuf;
+/* an error for the JSON "errors" array */
+struct table_error {
+	char *file;		/* NULL: a process */
+	long pid;
+	char *msg;
+	const char *errname;	/* NULL: null */
+};
 
 struct cetctl_table {
 	struct libscols_table *tb;	/* columns and options; lines only to print */
@@ -52,20 +59,19 @@ struct cetctl_table {
 	int ids[CETCTL_MAX_COLUMNS];
 	size_t nids;
 	signed char pos[CETCTL_MAX_COLUMNS * 2];	/* column id -> first position, -1 */
-	char *jkey[CETCTL_MAX_COLUMNS];	/* "name": of each position, NULL for a repeat */
+	char *jkey[CETCTL_MAX_COLUMNS];	/* member name of each position, NULL for a repeat */
 	bool json, raw, noheadings, stream;
 	const char *children;	/* JSON member of nested lines */
 	const char *name;	/* JSON array */
 	bool with_errors;
-	FILE *errs;		/* JSON error objects, comma separated */
-	char *errbuf;
-	size_t errlen, nerrs;
+	struct table_error *errs;	/* for the JSON "errors" array */
+	size_t nerrs;
 	struct cetctl_line *head, *tail;
 	size_t nlines, nchildren;
 	size_t arena;		/* of the next line */
-	struct wbuf *wb;	/* output buffer, while printing or streaming */
-	bool json_open;		/* stream: the document and its array begun */
-	size_t json_rows;	/* stream: lines written */
+	struct outbuf *wb;	/* text output buffer, while printing */
+	struct jsonwrt *jw;	/* JSON, while printing or streaming */
+	struct cetctl_text text;	/* a typed value's text, reused */
 };
 
 static int column_by_name(const struct cetctl_column *cols, size_t ncols,
@@ -100,10 +106,13 @@ static void set_termwidth(struct libscols_table *tb)
 		scols_table_set_termwidth(tb, (size_t)n);
 }
 
-static const char *parse_cmd = "";	/* for the messages: "elf: " */
-
-int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
-			 const char *list, int *ids, size_t *nids)
+/*
+ * Parse a -o/--output list ("COL1,COL2" or "+COL3" to append to the
+ * defaults already in @ids) of command @cmd. Says why and returns -1 on
+ * an unknown column or too many columns.
+ */
+static int columns_parse(const struct cetctl_column *cols, size_t ncols, const char *list,
+			 int *ids, size_t *nids, const char *cmd)
 {
 	const char *p, *end;
 
@@ -124,17 +133,17 @@ int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
 			continue;
 		id = column_by_name(cols, ncols, p, len);
 		if (id < 0) {
-			warnx("%sunknown column: %.*s", parse_cmd, (int)len, p);
+			warnx("%s: unknown column: %.*s", cmd, (int)len, p);
 			return -1;
 		}
 		if (*nids >= CETCTL_MAX_COLUMNS) {
-			warnx("%stoo many columns", parse_cmd);
+			warnx("%s: too many columns", cmd);
 			return -1;
 		}
 		ids[(*nids)++] = id;
 	}
 	if (*nids == 0) {
-		warnx("%sno columns given", parse_cmd);
+		warnx("%s: no columns given", cmd);
 		return -1;
 	}
 	return 0;
@@ -143,15 +152,29 @@ int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
 void cetctl_columns_list(FILE *out, const struct cetctl_column *cols,
 			 size_t ncols, const struct cetctl_table_opts *opts)
 {
-	struct libscols_table *tb = scols_new_table();
+	struct libscols_table *tb;
+	struct jsonwrt w;
 	size_t i;
 
+	if (opts->json) {
+		jsonwrt_init(&w, out);
+		jsonwrt_object_open(&w, NULL, JSONWRT_BLOCK);
+		jsonwrt_array_open(&w, "columns", JSONWRT_BLOCK);
+		for (i = 0; i < ncols; i++) {
+			jsonwrt_object_open(&w, NULL, JSONWRT_BLOCK);
+			jsonwrt_string(&w, "name", cols[i].name);
+			jsonwrt_string(&w, "description", cols[i].help);
+			jsonwrt_object_close(&w);
+		}
+		jsonwrt_array_close(&w);
+		jsonwrt_object_close(&w);
+		return;
+	}
+	tb = scols_new_table();
 	if (!tb)
 		err(1, "failed to allocate output table");
-	scols_table_enable_json(tb, opts->json);
 	scols_table_enable_raw(tb, opts->raw);
 	scols_table_enable_noheadings(tb, opts->noheadings);
-	scols_table_set_name(tb, "columns");
 	set_termwidth(tb);
 	scols_table_new_column(tb, "NAME", 0, 0);
 	scols_table_new_column(tb, "DESCRIPTION", 0, SCOLS_FL_TRUNC);
@@ -229,22 +252,20 @@ struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 			cetctl_table_free(t);
 			return NULL;
 		}
-		if (opts->json && c->json_type != CETCTL_JSON_RAW)
+		if (opts->json && c->json_type != CETCTL_JSON_VALUE)
 			scols_column_set_json_type(cl, c->json_type);
 		/* the JSON member name, lower case, once per column */
 		if (opts->json && position_of(t, ids[i]) == (int)i) {
 			size_t len = strlen(c->name);
-			char *k = malloc(len + 5);
+			char *k = malloc(len + 1);
 
 			if (!k) {
 				cetctl_table_free(t);
 				return NULL;
 			}
-			k[0] = '"';
-			for (size_t j = 0; j < len; j++)
-				k[j + 1] = c->name[j] >= 'A' && c->name[j] <= 'Z' ?
-					   (char)(c->name[j] - 'A' + 'a') : c->name[j];
-			memcpy(k + len + 1, "\": ", 4);
+			for (size_t j = 0; j <= len; j++)
+				k[j] = c->name[j] >= 'A' && c->name[j] <= 'Z' ?
+				       (char)(c->name[j] - 'A' + 'a') : c->name[j];
 			t->jkey[i] = k;
 		}
 	}
@@ -325,20 +346,24 @@ bool cetctl_table_has(const struct cetctl_table *t, int colid)
 	return position_of(t, colid) >= 0;
 }
 
-/* Store @data in every copy of column @colid (the same column may be selected twice). */
+/*
+ * Store the @len bytes of @data in every copy of column @colid (the same
+ * column may be selected twice): a string with its NUL, or a typed value,
+ * kept aligned for its struct.
+ */
 static int store(struct cetctl_table *t, struct cetctl_line *ln, int pos, int colid,
-		 const char *data)
+		 const void *data, size_t len, bool value)
 {
-	size_t len = strlen(data) + 1;
-
 	for (size_t i = (size_t)pos; i < t->nids; i++) {
+		size_t at;
 		char *d;
 
 		if (t->ids[i] != colid)
 			continue;
-		if (!ln->cells[i] && len <= ln->size - ln->used) {
-			d = line_arena(t, ln) + ln->used;
-			ln->used += len;
+		at = value ? (ln->used + 15) & ~(size_t)15 : ln->used;
+		if (!ln->cells[i] && at <= ln->size && len <= ln->size - at) {
+			d = line_arena(t, ln) + at;
+			ln->used = at + len;
 		} else {
 			d = malloc(len);
 			if (!d)
@@ -352,37 +377,16 @@ static int store(struct cetctl_table *t, struct cetctl_line *ln, int pos, int co
 	return 0;
 }
 
-static bool is_ascii(const char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s >= 0x80)
-			return false;
-	return true;
-}
-
 int cetctl_table_set(struct cetctl_table *t, struct cetctl_line *ln,
 		     int colid, const char *data)
 {
-	int pos = position_of(t, colid), rc = 0;
-	char *clean = NULL;
+	int pos = position_of(t, colid);
 
+	/* JSON: the writer makes the document valid UTF-8 whatever the
+	 * name (the tables escape by themselves, following the locale) */
 	if (pos < 0 || !data)
 		return 0;
-	/*
-	 * The JSON writer copies bytes >= 0x80 as they are: make the
-	 * document valid UTF-8 whatever the name (the tables escape by
-	 * themselves, following the locale).
-	 */
-	if (t->json && !is_ascii(data)) {
-		rc = cet_utf8_sanitize(data, &clean);
-		if (rc < 0)
-			return rc;
-		if (clean)
-			data = clean;
-	}
-	rc = store(t, ln, pos, colid, data);
-	free(clean);
-	return rc;
+	return store(t, ln, pos, colid, data, strlen(data) + 1, false);
 }
 
 int cetctl_table_setf(struct cetctl_table *t, struct cetctl_line *ln,
@@ -422,27 +426,30 @@ bool cetctl_table_json(const struct cetctl_table *t)
 	return t->json;
 }
 
-int cetctl_table_set_json(struct cetctl_table *t, struct cetctl_line *ln,
-			  int colid, const char *json)
+void cetctl_text_grow(struct cetctl_text *out, size_t len)
+{
+	size_t cap = (out->len + len + 1) * 2;
+	char *p = realloc(out->s, cap);
+
+	if (!p)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	out->s = p;
+	out->cap = cap;
+}
+
+int cetctl_table_set_value(struct cetctl_table *t, struct cetctl_line *ln,
+			   int colid, const void *value, size_t size)
 {
 	int pos = position_of(t, colid);
 
-	if (pos < 0 || !json)
+	if (pos < 0 || !value)
 		return 0;
-	return store(t, ln, pos, colid, json);
-}
-
-int cetctl_table_set_ss_vmas_json(struct cetctl_table *t, struct cetctl_line *ln,
-				  int colid, const struct shstk_vmas *vmas)
-{
-	char *arr;
-	int rc;
-
-	if (shstk_vmas_json(vmas, &arr) != 0)
-		return -ENOMEM;
-	rc = cetctl_table_set_json(t, ln, colid, arr);
-	free(arr);
-	return rc;
+	if (t->json)
+		return store(t, ln, pos, colid, value, size, true);
+	t->text.len = 0;
+	cetctl_text_add(&t->text, "", 0);	/* "" when the type adds nothing */
+	t->cols[colid].value->text(value, &t->text);
+	return store(t, ln, pos, colid, t->text.s, t->text.len + 1, false);
 }
 
 int cetctl_table_set_list(struct cetctl_table *t, struct cetctl_line *ln,
@@ -479,208 +486,29 @@ int cetctl_table_set_list(struct cetctl_table *t, struct cetctl_line *ln,
 	return rc;
 }
 
-/*
- * Output goes through a buffer of our own, written with one fwrite when it
- * fills and when a table is printed: cheaper than stdio's call per piece.
- */
-struct wbuf {
-	FILE *f;
-	size_t n;
-	char b[32768];
-};
-
-static void wb_flush(struct wbuf *w)
-{
-	if (w->n)
-		fwrite(w->b, 1, w->n, w->f);
-	w->n = 0;
-}
-
-static inline void wb_write(struct wbuf *w, const char *p, size_t n)
-{
-	if (n > sizeof(w->b) - w->n) {
-		wb_flush(w);
-		if (n > sizeof(w->b)) {
-			fwrite(p, 1, n, w->f);
-			return;
-		}
-	}
-	memcpy(w->b + w->n, p, n);
-	w->n += n;
-}
-
-static inline void wb_puts(struct wbuf *w, const char *s)
-{
-	wb_write(w, s, strlen(s));
-}
-
-static inline void wb_putc(struct wbuf *w, char c)
-{
-	if (w->n == sizeof(w->b))
-		wb_flush(w);
-	w->b[w->n++] = c;
-}
-
-static void wb_printf(struct wbuf *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void wb_printf(struct wbuf *w, const char *fmt, ...)
-{
-	va_list ap;
-
-	wb_flush(w);
-	va_start(ap, fmt);
-	vfprintf(w->f, fmt, ap);
-	va_end(ap);
-}
-
-/*
- * @len bytes of @s as the inside of a JSON string: quotes, backslashes and
- * control characters escaped, the runs between them written whole.
- */
-static void json_chars(struct wbuf *out, const char *s, size_t len)
-{
-	const char *run = s, *end = s + len;
-
-	for (; s < end; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c != '"' && c != '\\' && c >= 0x20 && c != 0x7f)
-			continue;
-		wb_write(out, run, (size_t)(s - run));
-		if (c == '"' || c == '\\') {
-			wb_putc(out, '\\');
-			wb_putc(out, (int)c);
-		} else {
-			wb_printf(out, "\\u%04x", c);
-		}
-		run = s + 1;
-	}
-	wb_write(out, run, (size_t)(end - run));
-}
-
-/* @s as a JSON string: quotes, backslashes and control characters escaped. */
-static void json_string(struct wbuf *out, const char *s)
-{
-	char *clean = NULL;
-
-	if (!s) {
-		wb_puts(out, "null");
-		return;
-	}
-	if (!is_ascii(s) && cet_utf8_sanitize(s, &clean) < 0)
-		err(CETCTL_EXIT_FAILURE, "out of memory");
-	if (clean)
-		s = clean;
-	wb_putc(out, '"');
-	json_chars(out, s, strlen(s));
-	wb_putc(out, '"');
-	free(clean);
-}
-
-void cetctl_json_string(FILE *out, const char *s)
-{
-	struct wbuf *w = malloc(sizeof(*w));
-
-	if (!w)
-		err(CETCTL_EXIT_FAILURE, "out of memory");
-	w->f = out;
-	w->n = 0;
-	json_string(w, s);
-	wb_flush(w);
-	free(w);
-}
-
-size_t cetctl_json_quote(char *buf, size_t size, const char *s)
-{
-	char *clean = NULL;
-	size_t n = 0;
-
-	if (!s) {
-		snprintf(buf, size, "null");
-		return 4;
-	}
-	if (!is_ascii(s) && cet_utf8_sanitize(s, &clean) < 0)
-		err(CETCTL_EXIT_FAILURE, "out of memory");
-	if (clean)
-		s = clean;
-#define PUT(c) do { if (n + 1 < size) buf[n] = (c); n++; } while (0)
-	PUT('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\') {
-			PUT('\\');
-			PUT((char)c);
-		} else if (c < 0x20 || c == 0x7f) {
-			char u[8];
-
-			snprintf(u, sizeof(u), "\\u%04x", c);
-			for (char *p = u; *p; p++)
-				PUT(*p);
-		} else {
-			PUT((char)c);
-		}
-	}
-	PUT('"');
-#undef PUT
-	if (size)
-		buf[n < size ? n : size - 1] = '\0';
-	free(clean);
-	return n;
-}
-
-void cetctl_json_string_list(FILE *out, const char *const *v, size_t n)
-{
-	fputc('[', out);
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			fputc(',', out);
-		cetctl_json_string(out, v[i]);
-	}
-	fputc(']', out);
-}
-
 void cetctl_table_error(struct cetctl_table *t, const char *file, long pid,
 			int errnum, const char *fmt, ...)
 {
-	const char *name = errnum ? strerrorname_np(errnum) : NULL;
+	struct table_error *e;
 	va_list ap;
-	char *msg;
 
 	if (!t || !t->json || !t->with_errors)
 		return;
-	if (!t->errs) {
-		t->errs = open_memstream(&t->errbuf, &t->errlen);
-		if (!t->errs)
-			err(CETCTL_EXIT_FAILURE, "out of memory");
-	}
+	e = realloc(t->errs, (t->nerrs + 1) * sizeof(*e));
+	if (!e)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
+	t->errs = e;
+	e += t->nerrs++;
+	e->pid = pid;
+	e->errname = errnum ? strerrorname_np(errnum) : NULL;
+	e->file = file ? strdup(file) : NULL;
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
+	if (vasprintf(&e->msg, fmt, ap) < 0 || (file && !e->file))
 		err(CETCTL_EXIT_FAILURE, "out of memory");
 	va_end(ap);
-	fputs(t->nerrs++ ? ",\n      {" : "\n      {", t->errs);
-	if (file) {
-		fputs("\"file\": ", t->errs);
-		cetctl_json_string(t->errs, file);
-	} else {
-		fprintf(t->errs, "\"pid\": %ld", pid);
-	}
-	fputs(", \"error\": ", t->errs);
-	cetctl_json_string(t->errs, msg);
-	fputs(", \"errno\": ", t->errs);
-	cetctl_json_string(t->errs, name);
-	fputc('}', t->errs);
-	free(msg);
 }
 
-static void indent(struct wbuf *out, int level)
-{
-	static const char spaces[] = "                                                ";
-	size_t n = (size_t)level * 3;
-
-	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
-		wb_write(out, spaces, sizeof(spaces) - 1);
-	wb_write(out, spaces, n);
-}
+/* ---- JSON -------------------------------------------------------------- */
 
 /* false for "no", "0", "false" (and nothing), as libsmartcols reads them */
 static bool json_truth(const char *d)
@@ -688,67 +516,61 @@ static bool json_truth(const char *d)
 	return *d && *d != 'n' && *d != 'N' && *d != '0' && *d != 'f' && *d != 'F';
 }
 
-static void json_value(struct wbuf *out, int type, const char *d)
+/* The cell @d of position @i as the member @name. */
+static void json_value(struct jsonwrt *w, const struct cetctl_column *c, const char *name,
+		       const char *d)
 {
-	switch (type) {
+	switch (c->json_type) {
 	case SCOLS_JSON_BOOLEAN:
-		wb_puts(out, d && json_truth(d) ? "true" : "false");
+		jsonwrt_bool(w, name, d && json_truth(d));
 		return;
 	case SCOLS_JSON_BOOLEAN_OPTIONAL:
-		wb_puts(out, !d || !*d ? "null" : json_truth(d) ? "true" : "false");
+		if (!d || !*d)
+			jsonwrt_null(w, name);
+		else
+			jsonwrt_bool(w, name, json_truth(d));
 		return;
 	case SCOLS_JSON_NUMBER:
-	case CETCTL_JSON_RAW:
-		wb_puts(out, d && *d ? d : "null");
+		jsonwrt_number(w, name, d);
+		return;
+	case CETCTL_JSON_VALUE:
+		if (d)
+			c->value->json(w, name, d);
+		else
+			jsonwrt_null(w, name);
 		return;
 	case SCOLS_JSON_ARRAY_STRING:
-	case SCOLS_JSON_ARRAY_NUMBER:
+		/* the words of the cell, joined by '\n' (cetctl_table_set_list()) */
 		if (!d) {
-			wb_puts(out, "null");
+			jsonwrt_null(w, name);
 			return;
 		}
-		wb_putc(out, '[');
+		jsonwrt_array_open(w, name, JSONWRT_LINE);
 		for (const char *p = d; *p; ) {
 			size_t len = strcspn(p, "\n");
 
-			if (p != d)
-				wb_puts(out, ", ");
-			if (type == SCOLS_JSON_ARRAY_NUMBER) {
-				wb_write(out, p, len);
-			} else {
-				wb_putc(out, '"');
-				json_chars(out, p, len);
-				wb_putc(out, '"');
-			}
+			jsonwrt_string_n(w, NULL, p, len);
 			p += len;
 			if (*p)
 				p++;
 		}
-		wb_putc(out, ']');
+		jsonwrt_array_close(w);
 		return;
 	default:
-		if (!d || !*d) {
-			wb_puts(out, "null");
-			return;
-		}
-		wb_putc(out, '"');
-		json_chars(out, d, strlen(d));
-		wb_putc(out, '"');
+		jsonwrt_string(w, name, d && *d ? d : NULL);
 		return;
 	}
 }
 
 /*
- * One line as a JSON object at @level: the selected columns (each once),
- * without the child-only ones in a parent and only the CETCTL_JSON_CHILD
- * ones in a child; then its children, when the table nests.
+ * One line as a JSON object: the selected columns (each once), without
+ * the child-only ones in a parent and only the CETCTL_JSON_CHILD ones in a
+ * child; then its children, when the table nests.
  */
-static void json_line(struct wbuf *out, struct cetctl_table *t, struct cetctl_line *ln,
-		      int level, bool child)
+static void json_line(struct jsonwrt *w, struct cetctl_table *t, struct cetctl_line *ln,
+		      bool child)
 {
-	bool first = true;
-
-	wb_putc(out, '{');
+	jsonwrt_object_open(w, NULL, JSONWRT_BLOCK);
 	for (size_t i = 0; i < t->nids; i++) {
 		const struct cetctl_column *c = &t->cols[t->ids[i]];
 
@@ -757,76 +579,72 @@ static void json_line(struct wbuf *out, struct cetctl_table *t, struct cetctl_li
 		if (child ? !(c->jflags & (CETCTL_JSON_CHILD | CETCTL_JSON_CHILD_ONLY)) :
 			    (c->jflags & CETCTL_JSON_CHILD_ONLY && t->children))
 			continue;
-		wb_puts(out, first ? "\n" : ",\n");
-		first = false;
-		indent(out, level + 1);
-		wb_puts(out, t->jkey[i]);
-		json_value(out, c->json_type, ln->cells[i]);
+		json_value(w, c, t->jkey[i], ln->cells[i]);
 	}
 	if (t->children && !child) {
-		bool any = false;
-
-		wb_puts(out, first ? "\n" : ",\n");
-		first = false;
-		indent(out, level + 1);
-		wb_printf(out, "\"%s\": [", t->children);
-		for (struct cetctl_line *cl = ln->child; cl; cl = cl->sibling) {
-			wb_puts(out, any ? ",\n" : "\n");
-			any = true;
-			indent(out, level + 2);
-			json_line(out, t, cl, level + 2, true);
-		}
-		if (any) {
-			wb_putc(out, '\n');
-			indent(out, level + 1);
-		}
-		wb_putc(out, ']');
+		jsonwrt_array_open(w, t->children, JSONWRT_BLOCK);
+		for (struct cetctl_line *cl = ln->child; cl; cl = cl->sibling)
+			json_line(w, t, cl, true);
+		jsonwrt_array_close(w);
 	}
-	if (!first) {
-		wb_putc(out, '\n');
-		indent(out, level);
-	}
-	wb_putc(out, '}');
+	jsonwrt_object_close(w);
 }
 
-static struct wbuf *table_out(struct cetctl_table *t)
+static FILE *table_stream(struct cetctl_table *t)
 {
 	FILE *f = scols_table_get_stream(t->tb);
 
+	return f ? f : stdout;
+}
+
+static struct outbuf *table_out(struct cetctl_table *t)
+{
 	if (!t->wb) {
 		t->wb = malloc(sizeof(*t->wb));
 		if (!t->wb)
 			err(CETCTL_EXIT_FAILURE, "out of memory");
 		t->wb->n = 0;
 	}
-	t->wb->f = f ? f : stdout;
+	t->wb->f = table_stream(t);
 	return t->wb;
 }
 
-/* The start of the document, then each top-level line once. */
-static void json_open(struct cetctl_table *t, struct wbuf *out)
+/* The writer, the document and its array begun on first use. */
+static struct jsonwrt *json_out(struct cetctl_table *t)
 {
-	if (t->json_open)
-		return;
-	t->json_open = true;
-	wb_puts(out, "{\n");
-	indent(out, 1);
-	wb_printf(out, "\"%s\": [", t->name);
-}
-
-static void json_row(struct cetctl_table *t, struct wbuf *out, struct cetctl_line *ln)
-{
-	wb_puts(out, t->json_rows++ ? ",\n" : "\n");
-	indent(out, 2);
-	json_line(out, t, ln, 2, false);
+	if (!t->jw) {
+		t->jw = malloc(sizeof(*t->jw));
+		if (!t->jw)
+			err(CETCTL_EXIT_FAILURE, "out of memory");
+		jsonwrt_init(t->jw, table_stream(t));
+		jsonwrt_object_open(t->jw, NULL, JSONWRT_BLOCK);
+		jsonwrt_array_open(t->jw, t->name, JSONWRT_BLOCK);
+	}
+	return t->jw;
 }
 
 static void json_stream_line(struct cetctl_table *t, struct cetctl_line *ln)
 {
-	struct wbuf *out = table_out(t);
+	json_line(json_out(t), t, ln, false);
+}
 
-	json_open(t, out);
-	json_row(t, out, ln);
+/* The "errors" array: {"file"|"pid", "error", "errno"} objects. */
+static void json_errors(struct jsonwrt *w, const struct cetctl_table *t)
+{
+	jsonwrt_array_open(w, "errors", JSONWRT_BLOCK);
+	for (size_t i = 0; i < t->nerrs; i++) {
+		const struct table_error *e = &t->errs[i];
+
+		jsonwrt_object_open(w, NULL, JSONWRT_LINE);
+		if (e->file)
+			jsonwrt_string(w, "file", e->file);
+		else
+			jsonwrt_long(w, "pid", e->pid);
+		jsonwrt_string(w, "error", e->msg);
+		jsonwrt_string(w, "errno", e->errname);
+		jsonwrt_object_close(w);
+	}
+	jsonwrt_array_close(w);
 }
 
 /* ---- text -------------------------------------------------------------- */
@@ -846,32 +664,28 @@ static bool plain_cell(const char *s, size_t *len)
 	return true;
 }
 
-static void pad(struct wbuf *out, size_t n)
+static void pad(struct outbuf *out, size_t n)
 {
-	static const char spaces[] = "                                                                ";
-
-	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
-		wb_write(out, spaces, sizeof(spaces) - 1);
-	wb_write(out, spaces, n);
+	outbuf_spaces(out, n);
 }
 
 /* --raw: a blank is \x20, as libsmartcols writes it (the cell is plain). */
-static void raw_cell(struct wbuf *out, const char *s)
+static void raw_cell(struct outbuf *out, const char *s)
 {
 	const char *run = s;
 
 	for (; *s; s++) {
 		if (*s != ' ')
 			continue;
-		wb_write(out, run, (size_t)(s - run));
-		wb_puts(out, "\\x20");
+		outbuf_write(out, run, (size_t)(s - run));
+		outbuf_write(out, "\\x20", 4);
 		run = s + 1;
 	}
-	wb_puts(out, run);
+	outbuf_write(out, run, strlen(run));
 }
 
 /* One row of the human table: @cells (NULL: empty), padded to @width. */
-static void text_row(struct cetctl_table *t, struct wbuf *out, const char *const *cells,
+static void text_row(struct cetctl_table *t, struct outbuf *out, const char *const *cells,
 		     const size_t *width)
 {
 	for (size_t i = 0; i < t->nids; i++) {
@@ -883,20 +697,20 @@ static void text_row(struct cetctl_table *t, struct wbuf *out, const char *const
 		if (t->raw) {
 			raw_cell(out, d);
 			if (!last)
-				wb_putc(out, ' ');
+				outbuf_putc(out, ' ');
 			continue;
 		}
 		if (*d && right) {
 			pad(out, width[i] - len);
 			len = width[i];
 		}
-		wb_write(out, d, strlen(d));
+		outbuf_write(out, d, strlen(d));
 		if (last)
 			break;
 		pad(out, width[i] - len);
-		wb_putc(out, ' ');
+		outbuf_putc(out, ' ');
 	}
-	wb_putc(out, '\n');
+	outbuf_putc(out, '\n');
 }
 
 /*
@@ -911,7 +725,7 @@ static bool print_plain(struct cetctl_table *t)
 {
 	size_t width[CETCTL_MAX_COLUMNS], wmin[CETCTL_MAX_COLUMNS];
 	const char *hdr[CETCTL_MAX_COLUMNS];
-	struct wbuf *out;
+	struct outbuf *out;
 
 	if (t->nchildren || !t->head || isatty(STDOUT_FILENO))
 		return false;
@@ -949,7 +763,7 @@ static bool print_plain(struct cetctl_table *t)
 		text_row(t, out, hdr, width);
 	for (struct cetctl_line *ln = t->head; ln; ln = ln->next)
 		text_row(t, out, (const char *const *)ln->cells, width);
-	wb_flush(out);
+	outbuf_flush(out);
 	return true;
 }
 
@@ -1240,7 +1054,7 @@ static void fit_sentences(struct cetctl_table *t, FILE *out)
 
 int cetctl_table_print(struct cetctl_table *t)
 {
-	return cetctl_table_print_members(t, NULL);
+	return cetctl_table_print_members(t, NULL, NULL);
 }
 
 /*
@@ -1250,39 +1064,26 @@ int cetctl_table_print(struct cetctl_table *t)
  * nesting that does not depend on -o, [] for empty lists and members next
  * to the array (see the JSON sections of the man pages).
  */
-int cetctl_table_print_members(struct cetctl_table *t, const char *members)
+int cetctl_table_print_members(struct cetctl_table *t,
+			       void (*members)(struct jsonwrt *w, const void *arg),
+			       const void *arg)
 {
-	struct wbuf *out;
+	struct jsonwrt *w;
 
 	if (!t->json)
 		return print_plain(t) ? 0 : print_scols(t);
-	out = table_out(t);
-	json_open(t, out);
+	w = json_out(t);
 	for (struct cetctl_line *ln = t->head; ln; ln = ln->next)
 		if (!ln->parent)
-			json_row(t, out, ln);
-	if (t->json_rows) {
-		wb_putc(out, '\n');
-		indent(out, 1);
-	}
-	wb_putc(out, ']');
-	if (cetctl_proc_root_is_recorded()) {
-		wb_puts(out, ",\n   \"proc_root\": ");
-		json_string(out, cetctl_globals.proc_root);
-	}
-	if (t->with_errors) {
-		wb_puts(out, ",\n   \"errors\": [");
-		if (t->errs) {
-			fflush(t->errs);
-			wb_write(out, t->errbuf, t->errlen);
-			wb_puts(out, "\n   ");
-		}
-		wb_putc(out, ']');
-	}
+			json_line(w, t, ln, false);
+	jsonwrt_array_close(w);
+	if (cetctl_proc_root_is_recorded())
+		jsonwrt_string(w, "proc_root", cetctl_globals.proc_root);
+	if (t->with_errors)
+		json_errors(w, t);
 	if (members)
-		wb_printf(out, ",\n   %s", members);
-	wb_puts(out, "\n}\n");
-	wb_flush(out);
+		members(w, arg);
+	jsonwrt_object_close(w);
 	return 0;
 }
 
@@ -1295,10 +1096,14 @@ void cetctl_table_free(struct cetctl_table *t)
 		line_free(t, ln);
 	}
 	scols_unref_table(t->tb);
-	if (t->errs)
-		fclose(t->errs);
-	free(t->errbuf);
+	for (size_t i = 0; i < t->nerrs; i++) {
+		free(t->errs[i].file);
+		free(t->errs[i].msg);
+	}
+	free(t->errs);
 	free(t->wb);
+	free(t->jw);
+	free(t->text.s);
 	for (size_t i = 0; i < t->nids; i++)
 		free(t->jkey[i]);
 	free(t);
@@ -1334,16 +1139,27 @@ int cetctl_output_columns(const struct cetctl_output_args *oa, const struct cetc
 		cetctl_columns_list(stdout, cols, ncols, &oa->topts);
 		return CETCTL_EXIT_OK;
 	}
-	if (oa->outlist) {
-		char prefix[32];
-		int rc;
-
-		snprintf(prefix, sizeof(prefix), "%s: ", cmd);
-		parse_cmd = prefix;
-		rc = cetctl_columns_parse(cols, ncols, oa->outlist, ids, nids);
-		parse_cmd = "";
-		if (rc < 0)
-			return cetctl_usage_error(cmd);
-	}
+	if (oa->outlist && columns_parse(cols, ncols, oa->outlist, ids, nids, cmd) < 0)
+		return cetctl_usage_error(cmd);
 	return CETCTL_OUTPUT_CONTINUE;
+}
+
+int cetctl_output_parse(int argc, char **argv, struct cetctl_output_args *oa,
+			void (*usage)(void), const struct cetctl_column *cols, size_t ncols,
+			int *ids, size_t *nids, const char *cmd)
+{
+	static const struct option longopts[] = {
+		CETCTL_OUTPUT_LONGOPTS,
+		{ "help",         no_argument,       NULL, 'h' },
+		{ "version",      no_argument,       NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	oa->topts.json = cetctl_globals.json;
+	while ((c = getopt_long(argc, argv, CETCTL_OUTPUT_SHORTOPTS "hV", longopts, NULL)) != -1) {
+		if (!cetctl_output_option(oa, c, optarg))
+			return cetctl_option_other(c, usage, cmd);
+	}
+	return cetctl_output_columns(oa, cols, ncols, ids, nids, cmd);
 }

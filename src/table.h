@@ -4,7 +4,8 @@
  * text table, --json, --output and --list-columns of every subcommand, the
  * way lsns does it. The rows are held here, not in libsmartcols: it lays
  * out only what needs its layout (a terminal, a tree of lines, cells that
- * are not plain ASCII); JSON and the plain flat tables are written here.
+ * are not plain ASCII); JSON (through jsonwrt.c) and the plain flat tables
+ * are written here.
  */
 #ifndef CETCTL_TABLE_H
 #define CETCTL_TABLE_H
@@ -12,7 +13,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <libsmartcols.h>
+
+#include "cetctl.h"
 
 #define CETCTL_MAX_COLUMNS 64
 
@@ -32,15 +36,48 @@ struct cetctl_column {
 	int json_type;		/* SCOLS_JSON_* */
 	const char *help;	/* one line for --list-columns and --help */
 	unsigned int jflags;	/* CETCTL_JSON_* placement of the JSON member */
+	const struct cetctl_value_type *value;	/* CETCTL_JSON_VALUE columns */
 };
 
 /*
- * json_type beyond libsmartcols' SCOLS_JSON_*: in JSON mode the command
- * sets the cell with cetctl_table_set_json() to a JSON value it built
- * (an object, an array of objects); the table shows the text it sets in
- * table mode.
+ * json_type beyond libsmartcols' SCOLS_JSON_*: the cell is a typed value
+ * (a struct of the command's, set with cetctl_table_set_value()) that the
+ * column's value type renders both ways: as the text of the table, and as
+ * a JSON value (an object, an array) when the document is written. A
+ * verdict is encoded once, in its type.
  */
-#define CETCTL_JSON_RAW		100
+#define CETCTL_JSON_VALUE	100
+
+struct jsonwrt;
+
+/* Text being built: a typed value's table cell. */
+struct cetctl_text {
+	char *s;		/* NUL-terminated */
+	size_t len, cap;
+};
+/* Make room for @len more bytes and the NUL (err() when out of memory). */
+void cetctl_text_grow(struct cetctl_text *out, size_t len);
+
+static inline void cetctl_text_add(struct cetctl_text *out, const char *s, size_t len)
+{
+	if (out->len + len + 1 > out->cap)
+		cetctl_text_grow(out, len);
+	memcpy(out->s + out->len, s, len);
+	out->len += len;
+	out->s[out->len] = '\0';
+}
+
+static inline void cetctl_text_puts(struct cetctl_text *out, const char *s)
+{
+	cetctl_text_add(out, s, strlen(s));
+}
+
+struct cetctl_value_type {
+	/* append the table text of @v to @out */
+	void (*text)(const void *v, struct cetctl_text *out);
+	/* write @v as the member @name (NULL: an array element) */
+	void (*json)(struct jsonwrt *w, const char *name, const void *v);
+};
 
 /* jflags: where a column's member goes when lines nest (status threads) */
 #define CETCTL_JSON_CHILD	(1U << 0)	/* also in the nested objects */
@@ -63,13 +100,6 @@ struct cetctl_table_opts {
 struct cetctl_table;
 struct cetctl_line;
 
-/*
- * Parse a -o/--output list ("COL1,COL2" or "+COL3" to append to the
- * defaults already in @ids). Prints a message and returns -1 on an unknown
- * column or too many columns.
- */
-int cetctl_columns_parse(const struct cetctl_column *cols, size_t ncols,
-			 const char *list, int *ids, size_t *nids);
 /* --list-columns: one line per column, or a JSON array with -J; -n and
  * --raw apply too. */
 void cetctl_columns_list(FILE *out, const struct cetctl_column *cols,
@@ -108,7 +138,7 @@ struct cetctl_output_args {
  * output options; returns false for any other option. */
 bool cetctl_output_option(struct cetctl_output_args *oa, int c, const char *arg);
 
-#define CETCTL_OUTPUT_CONTINUE	(-1)
+#define CETCTL_OUTPUT_CONTINUE	CETCTL_CONTINUE
 
 /*
  * After option parsing: print the columns for --list-columns, or apply the
@@ -119,6 +149,17 @@ bool cetctl_output_option(struct cetctl_output_args *oa, int c, const char *arg)
  */
 int cetctl_output_columns(const struct cetctl_output_args *oa, const struct cetctl_column *cols,
 			  size_t ncols, int *ids, size_t *nids, const char *cmd);
+
+/*
+ * The whole command line of a command that has only the shared output
+ * options, -h and -V (info, status): parsed into @oa, then
+ * cetctl_output_columns(). Returns CETCTL_OUTPUT_CONTINUE with optind at
+ * the first operand, else the exit status (after --help, --version, a
+ * usage error).
+ */
+int cetctl_output_parse(int argc, char **argv, struct cetctl_output_args *oa,
+			void (*usage)(void), const struct cetctl_column *cols, size_t ncols,
+			int *ids, size_t *nids, const char *cmd);
 
 struct cetctl_table *cetctl_table_new(const struct cetctl_column *cols,
 				      const int *ids, size_t nids,
@@ -132,13 +173,13 @@ int cetctl_table_set(struct cetctl_table *t, struct cetctl_line *ln,
 int cetctl_table_setf(struct cetctl_table *t, struct cetctl_line *ln,
 		      int colid, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-/* JSON mode: set a CETCTL_JSON_RAW cell to the JSON text @json (NULL: null). */
-int cetctl_table_set_json(struct cetctl_table *t, struct cetctl_line *ln,
-			  int colid, const char *json);
-/* JSON mode: the shadow-stack mappings as status and audit both show them. */
-struct shstk_vmas;
-int cetctl_table_set_ss_vmas_json(struct cetctl_table *t, struct cetctl_line *ln,
-				  int colid, const struct shstk_vmas *vmas);
+/*
+ * A CETCTL_JSON_VALUE cell: the @size bytes of @value (a struct without
+ * pointers: it is copied) rendered by the column's value type; its text
+ * now in a table, its JSON when the line is written. NULL: empty, null.
+ */
+int cetctl_table_set_value(struct cetctl_table *t, struct cetctl_line *ln,
+			   int colid, const void *value, size_t size);
 /*
  * A list cell: @text as it is in the table; in JSON, a SCOLS_JSON_ARRAY_STRING
  * cell split at any of @seps ("" or @empty_word: []). NULL text: null.
@@ -157,19 +198,16 @@ void cetctl_table_error(struct cetctl_table *t, const char *file, long pid,
 			int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
-/* JSON text helpers for CETCTL_JSON_RAW cells (stdio memstreams) */
-void cetctl_json_string(FILE *out, const char *s);	/* NULL: null */
-void cetctl_json_string_list(FILE *out, const char *const *v, size_t n);
-/* cetctl_json_string() into @buf (cut to @size); returns the full length */
-size_t cetctl_json_quote(char *buf, size_t size, const char *s);
 struct libscols_table *cetctl_table_scols(struct cetctl_table *t);
 int cetctl_table_print(struct cetctl_table *t);
 /*
- * The same; in JSON mode @members (NULL, or JSON text such as
- * "\"summary\": {...}") goes into the top-level object after the array,
- * next to "proc_root" when a recorded tree stands in for /proc.
+ * The same; in JSON mode @members (NULL for none) writes members of its
+ * own (a "summary") into the top-level object after the array, next to
+ * "proc_root" when a recorded tree stands in for /proc.
  */
-int cetctl_table_print_members(struct cetctl_table *t, const char *members);
+int cetctl_table_print_members(struct cetctl_table *t,
+			       void (*members)(struct jsonwrt *w, const void *arg),
+			       const void *arg);
 void cetctl_table_free(struct cetctl_table *t);
 
 #endif

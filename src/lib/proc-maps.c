@@ -111,31 +111,6 @@ void shstk_vmas_free(struct shstk_vmas *vmas)
 	vmas->n = 0;
 }
 
-int shstk_vmas_json(const struct shstk_vmas *vmas, char **json)
-{
-	size_t len = 0, i;
-	char *buf = NULL;
-	FILE *m = open_memstream(&buf, &len);
-
-	*json = NULL;
-	if (!m)
-		return -ENOMEM;
-	fputc('[', m);
-	for (i = 0; i < vmas->n; i++) {
-		const struct shstk_vma *v = &vmas->v[i];
-
-		fprintf(m, "%s{\"start\": \"%#lx\", \"end\": \"%#lx\", \"size\": %lu, \"rss\": %lu}",
-			i ? ", " : "", v->start, v->end, v->size_kb, v->rss_kb);
-	}
-	fputc(']', m);
-	if (fclose(m) != 0) {
-		free(buf);
-		return -ENOMEM;
-	}
-	*json = buf;
-	return 0;
-}
-
 int proc_maps_parse_objects(const char *text, struct proc_objects *out)
 {
 	size_t cap = 0;

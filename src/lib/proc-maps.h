@@ -32,13 +32,6 @@ int proc_smaps_parse_ss(const char *text, struct shstk_vmas *out);
  */
 int proc_smaps_read_ss_at(int piddir, struct shstk_vmas *out);
 void shstk_vmas_free(struct shstk_vmas *vmas);
-/*
- * The VMAs as a JSON array of {"start", "end" (hexadecimal strings, since
- * JSON numbers lose precision above 2^53), "size", "rss" (KiB)}, "[]" when
- * there are none: the SS-VMAS member of both status and audit. Sets *@json
- * to a malloc'ed string; 0 or -ENOMEM.
- */
-int shstk_vmas_json(const struct shstk_vmas *vmas, char **json);
 
 /* Unique paths of executable file mappings, in address order. */
 struct proc_objects {
