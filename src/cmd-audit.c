@@ -221,7 +221,7 @@ static bool shstk_supported(const char *root)
 {
 	struct cet_sysinfo si;
 
-	return cet_sysinfo_read(root, &si) == 0 && cet_sysinfo_supported(&si);
+	return cet_sysinfo_read_support(root, &si) == 0 && cet_sysinfo_supported(&si);
 }
 
 /*
@@ -819,7 +819,7 @@ static int audit_plan(struct audit_scan *s, const struct audit_opts *o)
 	    geteuid() == 0 || in_group(gid))
 		s->counts.hidepid[0] = '\0';
 	s->ss_is_x86 = cet_ss_is_x86_shstk(s->root, machine, sizeof(machine));
-	s->counts.kernel_support = cet_sysinfo_read(s->root, &si) == 0 ?
+	s->counts.kernel_support = cet_sysinfo_read_support(s->root, &si) == 0 ?
 				   si.status_lines : CET_UNKNOWN;
 	s->cache = cet_marking_cache_new();
 	s->t = cetctl_table_new(audit_columns, o->ids, o->nids, &o->oa.topts);

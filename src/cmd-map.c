@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "c.h"
 #include "cetctl.h"
 #include "jsonwrt.h"
 #include "shstk.h"
@@ -207,13 +208,6 @@ static const char *map_errno_words(int err)
 	}
 }
 
-static const char *errno_name(int err)
-{
-	const char *n = strerrorname_np(err);
-
-	return n ? n : "?";
-}
-
 /* Numbers: decimal, 0x hex or 0 octal, with an optional K/M/G (x1024) suffix. */
 static int parse_size(const char *s, bool suffix, unsigned long *out)
 {
@@ -355,7 +349,7 @@ static int map_execute(const struct map_opts *o, struct map_result *r)
 	if (ret < 0) {
 		warnx("map: map_shadow_stack(%#lx, %lu, %s) failed: %s (%s)", o->addr, o->size,
 		      o->want_token ? "SHADOW_STACK_SET_TOKEN" : "0",
-		      map_errno_words(-ret), errno_name(-ret));
+		      map_errno_words(-ret), errname(-ret));
 		return (ret == -EOPNOTSUPP || ret == -ENOSYS) ?
 			CETCTL_EXIT_UNSUPPORTED : CETCTL_EXIT_FAILURE;
 	}
@@ -438,7 +432,7 @@ static int pivot_failed(int ret)
 	      ret == -EPERM ? "the feature is locked (disabled) for this process" :
 	      ret == -EINVAL ? "the kernel refused (no shadow-stack support, or "
 	      "its legacy-ELF policy blocks cetctl)" :
-	      strerror(-ret), errno_name(-ret));
+	      strerror(-ret), errname(-ret));
 	return ret == -EOPNOTSUPP ? CETCTL_EXIT_UNSUPPORTED : CETCTL_EXIT_FAILURE;
 }
 
