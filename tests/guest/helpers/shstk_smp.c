@@ -71,6 +71,7 @@ static const char *breakv = "";
 static int ncpu, cpus[MAXCPU];
 static unsigned long min_iters = 20;
 static atomic_int stop;
+static volatile bool fault_quiet;	/* a fork child after the first few: no FAIL line */
 
 static double now(void)
 {
@@ -101,6 +102,8 @@ static void fault(int sig, siginfo_t *si, void *uc)
 	int n;
 
 	(void)uc;
+	if (fault_quiet)
+		_exit((sig == SIGILL ? 150 : 100) + si->si_code);
 	n = snprintf(b, sizeof(b), "  FAIL pid %d tid %d: %s si_code %d%s at %p\n", (int)getpid(), (int)gettid_(),
 		     sigabbrev_np(sig), si->si_code,
 		     sig == SIGSEGV && si->si_code == SEGV_CPERR_CODE ? " (SEGV_CPERR: #CP)" : "", si->si_addr);
@@ -272,6 +275,7 @@ static unsigned long snap[CHAIN_MIN + CHAIN_VAR + 4];
 static int chain_len;
 static unsigned long rec_site, fork_site, top_site;
 static unsigned long parent_bad_rounds, parent_bad_slots;
+static unsigned long cow_shown;	/* failed children described so far */
 
 /* exit codes of a child */
 enum { C_SSP = 11, C_SNAP = 12, C_PATTERN = 13, C_VMA = 14, C_DEEP = 15, C_AFTER = 16, C_STATUS = 17,
@@ -360,6 +364,7 @@ __attribute__((noinline, noclone)) static pid_t fork_point(unsigned long rec)
 			snap[i] = s[i];
 	pid = fork();
 	if (pid == 0) {
+		fault_quiet = cow_shown >= 5;	/* the parent tells only the first 5 too */
 		if (read_ssp() != ssp)
 			_exit(C_SSP);
 		child_checks(ssp);
@@ -394,7 +399,7 @@ __attribute__((noinline, noclone)) static pid_t chain(int n)
 	return r;
 }
 
-static unsigned long child_codes[256], child_signals, cow_children, cow_shown;
+static unsigned long child_codes[256], child_signals, cow_children;
 
 /* one fork; the child ends here after returning through the chain */
 __attribute__((noinline, noclone)) static void cow_round(unsigned long i)
@@ -408,8 +413,10 @@ __attribute__((noinline, noclone)) static void cow_round(unsigned long i)
 	pid = chain(chain_len);
 	if (pid == 0)
 		_exit(0);	/* the child: every check passed and every return held */
-	if (!check(pid > 0, "fork -> %d (%s)", (int)pid, strerror(errno)))
+	if (pid < 0) {
+		check(false, "fork %lu: %s", i, strerror(errno));
 		finish();
+	}
 	st = wait_child(pid);
 	cow_children++;
 	if (WIFEXITED(st))
