@@ -19,7 +19,7 @@
 #               dumping and restoring shadow-stack processes (tests/guest/criu.bats).
 #               One CPU: tests/guest/smp.bats skips ("1 CPU online"). CETCTL_BOCHS_SMP=1
 #               adds the 2-CPU soak, a boot of its own (--cpus 2: smp, conformance-flow,
-#               fuzz-shstk; ~40-60 min wall, vm/bochs/README.md "SMP")
+#               fuzz-shstk; ~25 min wall measured, vm/bochs/README.md "SMP")
 #        debian a Debian 12 system in the guest (run_debian below): systemd, node_exporter,
 #               lighttpd under cetctl, the cetctl .deb upgraded and purged (tests/debian/)
 #
