@@ -116,17 +116,18 @@ run_case() {
 @test "smp: two shadow-stack fuzzers at once, one pinned to each of CPU 0 and 1 (taskset)" {
 	require_smp
 	require_shstk || return 1
-	local secs=${SHSTK_SMP_FUZZ_SECS:-20} hang=${SHSTK_FUZZ_HANG:-60} c rc=() o d
+	local secs=${SHSTK_SMP_FUZZ_SECS:-20} hang=${SHSTK_FUZZ_HANG:-60} c rc=() pid=() o d
 	d=$(mktemp -d)
 	# SHSTK_FUZZ_THP=0 on one: both would switch and restore the same sysfs knob
 	for c in 0 1; do
 		SHSTK_FUZZ_THP=$((c == 0)) timeout -k 5 $((secs + 3 * hang + 60)) \
 			taskset -c "$c" "$HELPERS/shstk_fuzz" "$secs" "${SHSTK_FUZZ_OPS:-100000}" >"$d/$c" 2>&1 &
-		eval "p$c=\$!"
+		pid[c]=$!
 	done
-	# shellcheck disable=SC2154  # p0, p1: set by the eval
-	wait "$p0"; rc[0]=$?
-	wait "$p1"; rc[1]=$?
+	for c in 0 1; do
+		rc[c]=0
+		wait "${pid[c]}" || rc[c]=$?
+	done
 	for c in 0 1; do
 		o=$(cat "$d/$c")
 		printf '%s\n' "--- taskset -c $c shstk_fuzz $secs: exit ${rc[c]}" "$o"
