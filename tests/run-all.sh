@@ -16,7 +16,10 @@
 #               the shadow-stack fuzzer for 3 x 30 s (CETCTL_FUZZ_SHSTK=1: its
 #               long run, kernel argument cetctl.fuzz=1; README "Long runs"), then
 #               short boots of their own: nousershstk, and CRIU 4.2 (vm/build-criu.sh)
-#               dumping and restoring shadow-stack processes (tests/guest/criu.bats)
+#               dumping and restoring shadow-stack processes (tests/guest/criu.bats).
+#               One CPU: tests/guest/smp.bats skips ("1 CPU online"). CETCTL_BOCHS_SMP=1
+#               adds the 2-CPU soak, a boot of its own (--cpus 2: smp, conformance-flow,
+#               fuzz-shstk; ~25 min wall measured, vm/bochs/README.md "SMP")
 #        debian a Debian 12 system in the guest (run_debian below): systemd, node_exporter,
 #               lighttpd under cetctl, the cetctl .deb upgraded and purged (tests/debian/)
 #
@@ -387,6 +390,11 @@ for t in "${tiers[@]}"; do
 				run_guest bochs-nousershstk vm/run-bochs.sh "$kb" --suites nousershstk \
 					--append nousershstk --label bochs-nousershstk
 				run_criu "$kb"
+				# opt-in (CI budget): the same kernel on two emulated CPUs
+				if [ "${CETCTL_BOCHS_SMP:-0}" = 1 ]; then
+					run_guest bochs-smp vm/run-bochs.sh "$kb" --cpus 2 \
+						--suites smp,conformance-flow,fuzz-shstk --timeout 5400 --label bochs-smp
+				fi
 			else
 				broken+=("bochs kernel build failed")
 			fi
