@@ -96,13 +96,7 @@ static void usage(void)
 	       "                         into <file>/" PROM_DEFAULT_NAME " when it is a directory,\n"
 	       "                         or instead of the table to standard output for '-'\n");
 	printf("      --label <name=value> add this label to every metric (repeatable)\n");
-	printf("  -J, --json             use JSON output format\n");
-	printf("  -o, --output <list>    output columns (+LIST appends to the default)\n");
-	printf("      --list-columns     list the available columns\n");
-	printf("  -n, --noheadings       do not print headings\n");
-	printf("      --raw              use the raw output format\n");
-	printf("  -h, --help             display this help\n");
-	printf("  -V, --version          display version\n");
+	cetctl_output_options_help(stdout);
 	cetctl_columns_help(stdout, audit_columns, NCOLS);
 	printf("\nExit status: 0 on success; 1 when --require finds offenders, a --pid does\n"
 	       "not exist or cannot be checked, the metrics file cannot be written, or on a\n"

@@ -131,13 +131,7 @@ static void usage(void)
 	printf("      --kernel-policy <block|allow|none>\n"
 	       "                         judge the KERNEL column for this legacy-ELF policy\n"
 	       "                         (default: the running kernel's; none: no such policy)\n");
-	printf("  -J, --json             use JSON output format\n");
-	printf("  -o, --output <list>    output columns (+LIST appends to the default)\n");
-	printf("      --list-columns     list the available columns\n");
-	printf("  -n, --noheadings       don't print headings\n");
-	printf("      --raw              use raw output format\n");
-	printf("  -h, --help             display this help\n");
-	printf("  -V, --version          display version\n");
+	cetctl_output_options_help(stdout);
 	cetctl_columns_help(stdout, elf_columns, NCOLS);
 	printf("\nA summary line goes to stderr (a \"summary\" member with --json).\n");
 	printf("Exit status: 0 all files read, 1 a file could not be read or a usage error.\n");

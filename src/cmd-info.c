@@ -33,13 +33,7 @@ static void usage(void)
 	       "files are read from a recorded tree (cpuinfo, cmdline, config.gz or\n"
 	       "config, self/status); the glibc shown is always the one cetctl runs with.\n\n");
 	printf("Options:\n");
-	printf("  -J, --json             use JSON output format\n");
-	printf("  -o, --output <list>    output columns (+LIST appends to the default)\n");
-	printf("      --list-columns     list the available columns\n");
-	printf("  -n, --noheadings       do not print headings\n");
-	printf("      --raw              use the raw output format\n");
-	printf("  -h, --help             display this help\n");
-	printf("  -V, --version          display version\n");
+	cetctl_output_options_help(stdout);
 	cetctl_columns_help(stdout, info_columns, NCOLS);
 	printf("\nExit status: 0 when the system can run user shadow stacks, 2 when it\n"
 	       "cannot, 1 on a usage error or when nothing could be read.\n");

@@ -69,13 +69,7 @@ static void usage(void)
 	       "feature lines, the shadow-stack mappings, the CET marking of the executable\n"
 	       "and of every loaded object, and a verdict explaining the combination.\n\n");
 	printf("Options:\n");
-	printf("  -J, --json             use JSON output format\n");
-	printf("  -o, --output <list>    output columns (+LIST appends to the default)\n");
-	printf("      --list-columns     list the available columns\n");
-	printf("  -n, --noheadings       do not print headings\n");
-	printf("      --raw              use the raw output format\n");
-	printf("  -h, --help             display this help\n");
-	printf("  -V, --version          display version\n");
+	cetctl_output_options_help(stdout);
 	cetctl_columns_help(stdout, status_columns, NCOLS);
 	printf("\nExit status: 0 when every process was read; 1 when a process does not exist,\n"
 	       "is a zombie or a kernel thread, exited while being read, or could not be\n"

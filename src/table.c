@@ -191,6 +191,17 @@ void cetctl_columns_list(FILE *out, const struct cetctl_column *cols,
 	scols_unref_table(tb);
 }
 
+void cetctl_output_options_help(FILE *out)
+{
+	fputs("  -J, --json             use JSON output format\n"
+	      "  -o, --output <list>    output columns (+LIST appends to the default)\n"
+	      "      --list-columns     list the available columns\n"
+	      "  -n, --noheadings       do not print headings\n"
+	      "      --raw              use the raw output format\n"
+	      "  -h, --help             display this help\n"
+	      "  -V, --version          display version\n", out);
+}
+
 void cetctl_columns_help(FILE *out, const struct cetctl_column *cols, size_t ncols)
 {
 	size_t i;

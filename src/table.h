@@ -104,6 +104,9 @@ struct cetctl_line;
  * --raw apply too. */
 void cetctl_columns_list(FILE *out, const struct cetctl_column *cols,
 			 size_t ncols, const struct cetctl_table_opts *opts);
+/* The options every table command shares (-J -o --list-columns -n --raw
+ * -h -V), one wording for all of them in --help. */
+void cetctl_output_options_help(FILE *out);
 /* Append the column help to a --help text. */
 void cetctl_columns_help(FILE *out, const struct cetctl_column *cols, size_t ncols);
 
