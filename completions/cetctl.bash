@@ -58,11 +58,12 @@ _cetctl()
 	elf)    opts="--recursive --deps --kernel-policy --json --output --list-columns --noheadings --raw --help --version"
 	        if [[ $prev == --kernel-policy ]]; then COMPREPLY=($(compgen -W "block allow none" -- "$cur")); return; fi ;;
 	status) opts="--json --output --list-columns --noheadings --raw --help --version" ;;
-	audit)  opts="--user --comm --pid --require --prometheus --label --json --output --list-columns --noheadings --raw --help --version"
+	audit)  opts="--user --comm --unit --pid --require --prometheus --label --json --output --list-columns --noheadings --raw --help --version"
 	        case $prev in
 	        --user) COMPREPLY=($(compgen -u -- "$cur")); return ;;
 	        --require) _cetctl_list "shstk wrss locked"; return ;;
 	        --comm) _cetctl_list "$(cat /proc/[0-9]*/comm 2>/dev/null | sort -u)"; return ;;
+	        --unit) _cetctl_list "$(systemctl list-units --all --plain --no-legend 2>/dev/null | cut -d' ' -f1)"; return ;;
 	        --pid) _cetctl_list "$(command ls /proc 2>/dev/null | grep -E '^[0-9]+$')"; return ;;
 	        --prometheus) _filedir prom; return ;;
 	        --label) return ;;

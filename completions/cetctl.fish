@@ -84,6 +84,7 @@ complete -c cetctl -n "__fish_seen_subcommand_from status" -s V -l version -d 'd
 # audit
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -l user -x -a '(__fish_complete_users)' -d 'only processes of USER'
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -l comm -x -a '(__cetctl_list (__fish_complete_proc))' -d 'only processes named COMM'
+complete -c cetctl -n "__fish_seen_subcommand_from audit" -l unit -x -a '(__cetctl_list (systemctl list-units --all --plain --no-legend 2>/dev/null | string split -f1 " "))' -d 'only processes in these systemd units'
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -l pid -x -a '(__cetctl_list (__fish_complete_pids | string replace -r "\t.*" ""))' -d 'only these pids'
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -l require -x -a '(__cetctl_list shstk wrss locked)' -d 'policy'
 complete -c cetctl -n "__fish_seen_subcommand_from audit" -l prometheus -r -F -d 'write textfile metrics'

@@ -9,6 +9,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
@@ -38,7 +39,7 @@ enum {
 };
 
 /* the options of audit's own */
-enum { OPT_USER = 256, OPT_COMM, OPT_PID, OPT_REQUIRE, OPT_PROMETHEUS, OPT_LABEL };
+enum { OPT_USER = 256, OPT_COMM, OPT_UNIT, OPT_PID, OPT_REQUIRE, OPT_PROMETHEUS, OPT_LABEL };
 
 static const struct cetctl_column audit_columns[] = {
 	[COL_PID]      = { "PID", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "process id" },
@@ -73,6 +74,7 @@ struct audit_filter {
 	uid_t uid;
 	const char *comm;	/* comma separated names, exact */
 	bool comm_long;		/* one of them is longer than AUDIT_COMM_MAX */
+	const char *unit;	/* --unit: comma separated patterns */
 	pid_t *pids;		/* --pid, sorted */
 	size_t npids;
 };
@@ -87,6 +89,9 @@ static void usage(void)
 	printf("      --user <user>      only processes whose effective user is <user>\n");
 	printf("      --comm <names>     only processes with one of these command names (a name\n"
 	       "                         over 15 characters also matches the executable's name)\n");
+	printf("      --unit <units>     only processes in one of these systemd units (comma\n"
+	       "                         separated, patterns as systemctl takes them; a name\n"
+	       "                         without a '.' means NAME.service)\n");
 	printf("      --pid <list>       only these processes (comma separated)\n");
 	printf("      --require <feats>  policy: every process must have these enabled\n"
 	       "                         (shstk, wrss, and 'locked' for locked too); lists the\n"
@@ -249,6 +254,50 @@ static bool comm_matches(const char *list, const char *name, const char *exe)
 			p++;
 	}
 	return false;
+}
+
+/*
+ * Whether @unit (the UNIT column's value, "" for none) is one of the
+ * comma separated patterns of --unit. A pattern without a '.' names a
+ * service, as systemctl reads "ssh" as ssh.service.
+ */
+static bool unit_matches(const char *list, const char *unit)
+{
+	const char *p = list;
+	char pat[256];
+
+	if (!*unit)
+		return false;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+
+		snprintf(pat, sizeof(pat), "%.*s%s", (int)len, p,
+			 memchr(p, '.', len) ? "" : ".service");
+		if (fnmatch(pat, unit, 0) == 0)
+			return true;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
+/* --unit: no empty pattern, none longer than a unit name can be. */
+static int check_unit_list(const char *list)
+{
+	const char *p = list;
+
+	do {
+		size_t len = strcspn(p, ",");
+
+		if (len == 0 || len > 240) {
+			warnx("audit: --unit: %s unit name in '%s'",
+			      len ? "an overlong" : "an empty", list);
+			return -EINVAL;
+		}
+		p += len;
+	} while (*p++ == ',');
+	return 0;
 }
 
 /* Warn once per --comm name that cannot match a comm as it is. */
@@ -476,7 +525,7 @@ static void prom_print(FILE *f, const struct prom_metrics *m)
 	char num[64];
 
 	prom_family(f, "cetctl_audit_processes_checked",
-		    "User processes checked by the last audit (after --user/--comm/--pid; kernel threads, zombies and skipped processes not counted). 0 means the policy checked nothing.");
+		    "User processes checked by the last audit (after --user/--comm/--unit/--pid; kernel threads, zombies and skipped processes not counted). 0 means the policy checked nothing.");
 	prom_count(f, m, "cetctl_audit_processes_checked", NULL, NULL, c->scanned);
 	prom_family(f, "cetctl_audit_shstk_processes",
 		    "User processes checked, by shadow-stack state.");
@@ -705,6 +754,11 @@ static int audit_option(struct audit_opts *o, int c, const char *arg)
 		o->filter.comm = arg;
 		o->filter.comm_long = check_comm_list(arg);
 		break;
+	case OPT_UNIT:
+		if (check_unit_list(arg) < 0)
+			return cetctl_usage_error("audit");
+		o->filter.unit = arg;
+		break;
 	case OPT_PID:
 		if (parse_pid_list(arg, &o->filter) < 0)
 			return cetctl_usage_error("audit");
@@ -733,6 +787,7 @@ static int audit_parse(int argc, char **argv, struct audit_opts *o)
 	static const struct option longopts[] = {
 		{ "user",         required_argument, NULL, OPT_USER },
 		{ "comm",         required_argument, NULL, OPT_COMM },
+		{ "unit",         required_argument, NULL, OPT_UNIT },
 		{ "pid",          required_argument, NULL, OPT_PID },
 		{ "require",      required_argument, NULL, OPT_REQUIRE },
 		{ "prometheus",   required_argument, NULL, OPT_PROMETHEUS },
@@ -870,7 +925,16 @@ static bool status_wanted(const struct audit_scan *s, pid_t pid)
 {
 	const struct audit_filter *f = &s->o->filter;
 	struct proc_status st;
+	char unit[256];
 
+	/*
+	 * A cgroup that cannot be read (the process is gone, or a recorded
+	 * tree lacks it) names no unit: not selected. A --require over units
+	 * whose every process is like that checked nothing and fails (3).
+	 */
+	if (f->unit && (proc_unit_read(s->root, pid, unit, sizeof(unit)) != 0 ||
+			!unit_matches(f->unit, unit)))
+		return false;
 	if (!f->by_user && !f->comm)
 		return true;
 	if (proc_status_read(s->root, pid, 0, &st) != 0)

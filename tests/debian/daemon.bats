@@ -71,6 +71,11 @@ two_workers() { local w; mapfile -t w < <(children "$1" lighttpd); ((${#w[@]} ==
 	[ "$(systemctl show -P ControlGroup lighttpd.service)" = /system.slice/lighttpd.service ]
 	mapfile -t procs < /sys/fs/cgroup/system.slice/lighttpd.service/cgroup.procs
 	[ "${#procs[@]}" -eq 3 ]
+	# cetctl audit --unit selects the same three, by the unit's name as systemctl takes it
+	run cetctl audit -n --raw -o PID,UNIT --unit lighttpd
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${procs[@]}" | sort -n | sed 's/$/ lighttpd.service/')" = "$output" ]
 }
 
 @test "CET: cetctl status shows lighttpd and its workers enabled and locked" {
@@ -87,6 +92,9 @@ two_workers() { local w; mapfile -t w < <(children "$1" lighttpd); ((${#w[@]} ==
 		grep -Eiq 'enabled.*locked|locked.*enabled' <<<"$output"
 	done
 	run cetctl audit --require shstk,locked --comm lighttpd
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run cetctl audit --require shstk,locked --unit lighttpd
 	echo "$output"
 	[ "$status" -eq 0 ]
 }

@@ -482,3 +482,33 @@ $(role cet-emulated offlocked) " ]
 	grep -qx 'nginx.service 3116' <<<"$output"
 	! grep -q '^ssh.service ' <<<"$output" || false
 }
+
+@test "audit: --unit selects by systemd unit: a bare name means NAME.service, patterns as systemctl takes them" {
+	local root=$BATS_TEST_TMPDIR/proc
+	cp -a "$FIX/cet-emulated" "$root"
+	printf '0::/system.slice/ssh.service\n' >"$root/3114/cgroup"
+	printf '0::/user.slice/user-0.slice/session-3.scope\n' >"$root/4002/cgroup"
+	printf '9:name=systemd:/system.slice/nginx.service\n1:cpu:/\n0::/\n' >"$root/3116/cgroup"
+	printf '0::/system.slice/docker-1234.scope/init.scope\n' >"$root/4005/cgroup"
+	printf '0::/system.slice/sshd-keygen.service\n' >"$root/4003/cgroup"
+	run --separate-stderr "$CETCTL" --proc-root "$root" audit -n --raw -o PID,UNIT --unit ssh,nginx.service
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf '3114 ssh.service\n3116 nginx.service')" ]
+	run --separate-stderr "$CETCTL" --proc-root "$root" audit -n --raw -o PID --unit '*.scope'
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf '4002\n4005')" ]
+	run --separate-stderr "$CETCTL" --proc-root "$root" audit -n --raw -o PID --unit 'ssh*'
+	[ "$output" = "$(printf '3114\n4003')" ]
+	# the policy over the selection only; a selection that matches nothing fails closed
+	run --separate-stderr "$CETCTL" --proc-root "$root" audit -n --raw -o PID,UNIT --unit nginx --require shstk
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 1 ]
+	[ "$output" = "3116 nginx.service" ]
+	run --separate-stderr "$CETCTL" --proc-root "$root" audit --unit no-such --require shstk
+	echo "$stderr"
+	[ "$status" -eq 3 ]
+	run --separate-stderr "$CETCTL" --proc-root "$root" audit --unit ''
+	[ "$status" -eq 1 ]
+	[[ $stderr == "cetctl: audit: --unit: "* ]]
+}

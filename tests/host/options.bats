@@ -258,6 +258,13 @@ bash_complete() {
 	[[ $output == *bash* ]] || { echo "--comm: $output"; false; }
 	run bash_complete audit --prometheus ""
 	[ "$output" = FILES ]
+	# --unit: the units systemctl lists (a stand-in systemctl here)
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\necho "ssh.service loaded active running OpenSSH"\necho "nginx.service loaded active running nginx"\n' \
+		>"$BATS_TEST_TMPDIR/bin/systemctl"
+	chmod +x "$BATS_TEST_TMPDIR/bin/systemctl"
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH run bash_complete audit --unit ssh.service,n
+	[ "$output" = ssh.service,nginx.service ] || { echo "--unit: $output"; false; }
 }
 
 @test "options: bash completion hands over to PROG's own completion after run [OPTIONS] [--]" {
