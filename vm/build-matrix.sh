@@ -13,6 +13,9 @@
 #            files that include the headers it changes, on the pristine tree and on
 #            the series (vm/kernel.config); a warning the pristine tree does not have
 #            (compared without line numbers) is a failure
+#   cross    the files the series changes in other architectures (SEGV_CPERR's
+#            static_asserts of the signal code): compiled for arm, arm64 and sparc64
+#            defconfig with Debian's cross compilers (installed by this step when absent)
 # Patch by patch, the full build after each patch is vm/check-series.sh's job
 # (vm/check-series.sh --from 21 --to 38, i.e. to the end of the series).
 #
@@ -20,7 +23,8 @@
 # in the work dir. Exit status 0 when every build passed and w1 found no new warning.
 # Work dir: ${CETCTL_CACHE:-~/.cache/cetctl}/build-matrix (src = git tree with tags
 # base and series, out/NAME = build directories).
-# Env: CETCTL_CACHE, CETCTL_JOBS (default: nproc), CC (default "ccache gcc").
+# Env: CETCTL_CACHE, CETCTL_JOBS (default: nproc), CC (default "ccache gcc"),
+# CETCTL_MATRIX_ONLY (names of the builds to run, default all; e.g. i386-defconfig).
 set -uo pipefail
 
 die() { echo "build-matrix: ERROR: $*" >&2; exit 1; }
@@ -44,12 +48,12 @@ SENTINELS="mm/memory.o mm/mmap.o mm/huge_memory.o mm/gup.o arch/x86/kernel/proce
 steps=()
 for a in "$@"; do
   case $a in
-    configs|debian|w1) steps+=("$a") ;;
+    configs|debian|w1|cross) steps+=("$a") ;;
     -h|--help) sed -n '2,/^set -u/{ /^#/p }' "$0"; exit 0 ;;
-    *) die "unknown step '$a' (configs, debian, w1)" ;;
+    *) die "unknown step '$a' (configs, debian, w1, cross)" ;;
   esac
 done
-((${#steps[@]})) || steps=(configs debian w1)
+((${#steps[@]})) || steps=(configs debian w1 cross)
 
 [[ -f $TARBALL ]] || die "$TARBALL missing (bash vm/install-deps.sh)"
 [[ -f $REPO/kernel-series/series ]] || die "no kernel-series/series"
@@ -98,6 +102,8 @@ checkout() {  # checkout TAG: the source tree at TAG (make sees only the files t
 # CONFIG-STEPS: a make config target, then KEY=y|n settings separated by spaces.
 build() {
   local name=$1 arch=$2 cfg=$3 o=$OUT/$1 log=$LOGS/$1.log t0=$SECONDS st=ok w kv
+  # CETCTL_MATRIX_ONLY="NAME...": only these builds (to finish a matrix run)
+  [[ -z ${CETCTL_MATRIX_ONLY:-} || " $CETCTL_MATRIX_ONLY " == *" $name "* ]] || return 0
   shift 3
   local -a kvs
   read -r -a kvs <<<"$cfg"
@@ -157,8 +163,13 @@ for step in "${steps[@]}"; do
       ;;
     w1)
       # the objects: every .c file the series changes, and the sentinels
+      # (other architectures' files need their cross compiler: listed, not built)
       mapfile -t files < <(G diff --name-only base series -- '*.c' | grep -v '^tools/' |
-                           sed 's/\.c$/.o/')
+                           grep -v -E '^arch/([^x]|x[^8])' | sed 's/\.c$/.o/')
+      mapfile -t other < <(G diff --name-only base series -- 'arch/*.c' |
+                           grep -E '^arch/([^x]|x[^8])')
+      ((${#other[@]} == 0)) ||
+        say "w1: not built (another architecture, no cross compiler): ${other[*]}"
       # shellcheck disable=SC2086  # SENTINELS is a list of words
       objs=$(printf '%s\n' "${files[@]}" $SENTINELS | sort -u)
       for tag in base series; do
@@ -178,8 +189,9 @@ for step in "${steps[@]}"; do
             echo "build-matrix: $f did not build" >> "$log"
         done
         grep -q 'did not build' "$log" && [[ $tag == series ]] && st=FAILED
-        # warnings without line and column, sorted: comparable across the two trees
-        grep 'warning:' "$log" | sed -E 's|^.*/'"${SRC##*/}"'/||; s/:[0-9]+:[0-9]+:/:/' |
+        # warnings without line and column (kernel-doc gives a line only), sorted:
+        # comparable across the two trees
+        grep 'warning:' "$log" | sed -E 's|^.*/'"${SRC##*/}"'/||; s/:[0-9]+(:[0-9]+)?:/:/' |
           sort -u > "$LOGS/w1-$tag.warnings"
         record w1 "W=1 on $tag (${#present[@]} objects)" "$st" $((SECONDS - t0)) \
           "$(wc -l < "$LOGS/w1-$tag.warnings")"
@@ -193,6 +205,31 @@ for step in "${steps[@]}"; do
       else
         record w1 "new W=1 warnings" ok 0 0
       fi
+      ;;
+    cross)
+      checkout series
+      for ac in arm:arm-linux-gnueabihf arm64:aarch64-linux-gnu sparc64:sparc64-linux-gnu; do
+        arch=${ac%%:*} cross=${ac#*:} dir=${ac%%:*}
+        [[ $arch == sparc64 ]] && dir=sparc
+        mapfile -t objs < <(G diff --name-only base series -- "arch/$dir/*.c" | sed 's/\.c$/.o/')
+        ((${#objs[@]})) || continue
+        o=$OUT/cross-$arch log=$LOGS/cross-$arch.log t0=$SECONDS st=ok
+        mkdir -p "$o"
+        {
+          command -v "$cross-gcc" ||
+            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "gcc-$cross"
+          make -C "$SRC" O="$o" ARCH="$arch" CROSS_COMPILE="$cross-" CC="ccache $cross-gcc" defconfig &&
+            nice make -C "$SRC" O="$o" ARCH="$arch" CROSS_COMPILE="$cross-" CC="ccache $cross-gcc" \
+              -j"$JOBS" prepare &&
+            nice make -C "$SRC" O="$o" ARCH="$arch" CROSS_COMPILE="$cross-" CC="ccache $cross-gcc" \
+              -j"$JOBS" "${objs[@]}"
+        } > "$log" 2>&1 || st=FAILED
+        for f in "${objs[@]}"; do
+          [[ -f $o/$f ]] || { echo "build-matrix: $f not built" >> "$log"; st=FAILED; }
+        done
+        record cross "$arch defconfig: ${objs[*]##*/}" "$st" $((SECONDS - t0)) \
+          "$(grep -c 'warning:' "$log")"
+      done
       ;;
   esac
 done
