@@ -169,7 +169,7 @@ for step in "${steps[@]}"; do
       mapfile -t other < <(G diff --name-only base series -- 'arch/*.c' |
                            grep -E '^arch/([^x]|x[^8])')
       ((${#other[@]} == 0)) ||
-        say "w1: not built (another architecture, no cross compiler): ${other[*]}"
+        say "w1: left to the cross step (another architecture): ${other[*]}"
       # shellcheck disable=SC2086  # SENTINELS is a list of words
       objs=$(printf '%s\n' "${files[@]}" $SENTINELS | sort -u)
       for tag in base series; do
