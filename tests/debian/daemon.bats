@@ -126,7 +126,15 @@ two_workers() { local w; mapfile -t w < <(children "$1" lighttpd); ((${#w[@]} ==
 	systemctl kill -s KILL --kill-who=main lighttpd.service
 	# Debian's unit: Restart=on-failure
 	restarted() { (( $(prop lighttpd.service NRestarts) > n0 )) && serving; }
-	wait_for 60 restarted
+	# under Bochs the restart (ExecStartPre's config test, the traced start-up, the
+	# workers) takes minutes of guest time: 60 s was seen too short there
+	local t0=$SECONDS
+	if ! wait_for 300 restarted; then
+		systemctl status lighttpd.service --no-pager -l || true
+		journalctl -b -u lighttpd.service --no-pager | tail -n 30
+		false
+	fi
+	echo "# restarted and serving after $((SECONDS - t0)) s" >&3
 	journalctl -b -u lighttpd.service --no-pager | grep 'status=9/KILL' | tail -n 2
 	journalctl -b -u lighttpd.service --no-pager | grep -q 'Main process exited, code=killed, status=9/KILL'
 	[ "$(prop lighttpd.service MainPID)" != "$pid" ]
