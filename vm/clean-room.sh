@@ -100,6 +100,21 @@ if [[ ! -d $root/tmp/cetctl/.git ]]; then
 fi
 say "checkout: $(git -C "$root/tmp/cetctl" log --oneline -1) in $root/tmp/cetctl"
 
+# The CRIU 4.2 release tarball is not in the repository: the machines that run CI
+# have it beside the checkout (../shared/criu/, where vm/build-criu.sh looks), and
+# so does the root, at the same place relative to its checkout. Without it the
+# CRIU tier cannot build (vm/build-criu.sh says so) and tests/run-all.sh fails.
+for t in "$REPO/../shared/criu/criu-4.2.tar.xz" /work/shared/criu/criu-4.2.tar.xz; do
+  if [[ -f $t ]]; then
+    mkdir -p "$root/tmp/shared/criu"
+    cp "$t" "$root/tmp/shared/criu/criu-4.2.tar.xz"
+    say "CRIU 4.2 tarball: $t, copied to /tmp/shared/criu/ in the root"
+    break
+  fi
+done
+[[ -f $root/tmp/shared/criu/criu-4.2.tar.xz ]] ||
+  say "WARNING: no CRIU 4.2 tarball beside this checkout: the CRIU tier will fail"
+
 # in_root CMD: run CMD with bash -c in the root, in the checkout, as a login root would
 in_root() {
   chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
