@@ -11,16 +11,7 @@
 
 #include "jsonwrt.h"
 
-static int failures, checks;
-
-#define CHECK(cond) do {						\
-	checks++;							\
-	if (!(cond)) {							\
-		failures++;						\
-		fprintf(stderr, "%s:%d: check failed: %s\n",		\
-			__FILE__, __LINE__, #cond);			\
-	}								\
-} while (0)
+#include "check.h"
 
 static char *mbuf;
 static size_t mlen;

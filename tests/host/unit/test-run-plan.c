@@ -11,16 +11,7 @@
 #include "run-plan.h"
 #include "sysinfo-cet.h"
 
-static int failures, checks;
-
-#define CHECK(cond) do {						\
-	checks++;							\
-	if (!(cond)) {							\
-		failures++;						\
-		fprintf(stderr, "%s:%d: check failed: %s\n",		\
-			__FILE__, __LINE__, #cond);			\
-	}								\
-} while (0)
+#include "check.h"
 
 /* cetctl run --shstk on a capable system, glibc 2.36, a marked dynamic program */
 static void defaults(struct run_opts *o, struct run_facts *f)
