@@ -457,15 +457,22 @@ $(role cet-emulated offlocked) " ]
 	echo "$output" | grep -qx " *$p"
 }
 
+# unit_tree ROOT CGROUP-OF-4003: the recorded tree with cgroup files for five
+# processes (ssh.service, a session scope, nginx.service on cgroup v1, a
+# container's init.scope, and 4003's as given)
+unit_tree() {
+	cp -a "$FIX/cet-emulated" "$1"
+	printf '0::/system.slice/ssh.service\n' >"$1/3114/cgroup"
+	printf '0::/user.slice/user-0.slice/session-3.scope\n' >"$1/4002/cgroup"
+	# cgroup v1 (hybrid): the unified line is "/", name=systemd has the path
+	printf '9:name=systemd:/system.slice/nginx.service\n1:cpu:/\n0::/\n' >"$1/3116/cgroup"
+	printf '0::/system.slice/docker-1234.scope/init.scope\n' >"$1/4005/cgroup"
+	printf '0::%s\n' "$2" >"$1/4003/cgroup"
+}
+
 @test "audit: UNIT names the systemd unit from the cgroup, so services without shadow stacks can be listed" {
 	local root=$BATS_TEST_TMPDIR/proc
-	cp -a "$FIX/cet-emulated" "$root"
-	printf '0::/system.slice/ssh.service\n' >"$root/3114/cgroup"
-	printf '0::/user.slice/user-0.slice/session-3.scope\n' >"$root/4002/cgroup"
-	# cgroup v1 (hybrid): the unified line is "/", name=systemd has the path
-	printf '9:name=systemd:/system.slice/nginx.service\n1:cpu:/\n0::/\n' >"$root/3116/cgroup"
-	printf '0::/system.slice/docker-1234.scope/init.scope\n' >"$root/4005/cgroup"
-	printf '0::/system.slice\n' >"$root/4003/cgroup"
+	unit_tree "$root" /system.slice
 	run --separate-stderr "$CETCTL" --proc-root "$root" audit -J -o PID,UNIT
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -485,12 +492,7 @@ $(role cet-emulated offlocked) " ]
 
 @test "audit: --unit selects by systemd unit: a bare name means NAME.service, patterns as systemctl takes them" {
 	local root=$BATS_TEST_TMPDIR/proc
-	cp -a "$FIX/cet-emulated" "$root"
-	printf '0::/system.slice/ssh.service\n' >"$root/3114/cgroup"
-	printf '0::/user.slice/user-0.slice/session-3.scope\n' >"$root/4002/cgroup"
-	printf '9:name=systemd:/system.slice/nginx.service\n1:cpu:/\n0::/\n' >"$root/3116/cgroup"
-	printf '0::/system.slice/docker-1234.scope/init.scope\n' >"$root/4005/cgroup"
-	printf '0::/system.slice/sshd-keygen.service\n' >"$root/4003/cgroup"
+	unit_tree "$root" /system.slice/sshd-keygen.service
 	run --separate-stderr "$CETCTL" --proc-root "$root" audit -n --raw -o PID,UNIT --unit ssh,nginx.service
 	echo "$output"; echo "$stderr"
 	[ "$status" -eq 0 ]
