@@ -8,8 +8,10 @@
 # out of tree) with the config fragment (default vm/kernel.config, applied as
 # `make KCONFIG_ALLCONFIG=<fragment> allnoconfig`), and run
 # `scripts/checkpatch.pl --strict --no-tree` on the patch file. Prints one table row
-# per patch (applies / builds / checkpatch errors / warnings) and a summary; the
-# full logs stay in the work directory.
+# per patch (applies / builds / compiler warnings / checkpatch errors / warnings) and
+# a summary; the full logs stay in the work directory. A patch whose build warns
+# fails the check: each patch must build on its own, and cleanly (an unused static
+# function that only a later patch calls is the usual case).
 #
 #   --no-build    only apply and checkpatch (fast)
 #   --quick       instead of bzImage, compile only the .c files the patch changes plus,
@@ -20,9 +22,9 @@
 #   --to M        stop after patch M (with --from: build one stretch of the series)
 #   --config F    another config fragment (e.g. one with CONFIG_X86_USER_SHADOW_STACK=n)
 #
-# Exit status: 0 when every patch applies and builds and checkpatch reports no errors,
-# 1 otherwise. This takes long (header changes rebuild most of the kernel): run it in
-# the background. It is not part of CI.
+# Exit status: 0 when every patch applies and builds without a compiler warning and
+# checkpatch reports no errors, 1 otherwise. This takes long (header changes rebuild
+# most of the kernel): run it in the background. It is not part of CI.
 # Work dir: ${CETCTL_CACHE:-/root/.cache/cetctl}/check-series/ (src = git tree, out = build).
 # Env: CETCTL_CACHE, CETCTL_JOBS (default 2), CC (default "ccache gcc").
 set -uo pipefail
@@ -54,7 +56,7 @@ while [ $# -gt 0 ]; do
     --from) shift; from=${1:?--from needs a number} ;;
     --to) shift; to=${1:?--to needs a number} ;;
     --config) shift; FRAG=$(realpath "${1:?--config needs a file}") ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) die "unknown argument '$1'" ;;
   esac
   shift
@@ -106,13 +108,13 @@ obj_configured() {
   return 1
 }
 
-printf '%-4s %-66s %-7s %-7s %4s %4s %6s\n' "#" "patch" "applies" "builds" "err" "warn" "time"
-fail=0 n=0 total_err=0 total_warn=0
+printf '%-4s %-66s %-7s %-7s %4s %4s %4s %6s\n' "#" "patch" "applies" "builds" "ccw" "err" "warn" "time"
+fail=0 n=0 total_err=0 total_warn=0 total_ccw=0
 while read -r p; do
   [ -n "$p" ] || continue
   n=$((n + 1))
   f=$SERIES_DIR/$p
-  applies=yes builds=- err=- warn=- t=-
+  applies=yes builds=- ccw=- err=- warn=- t=-
   if ! git -C "$SRC" -c user.name=check -c user.email=check@localhost am -q --keep-cr "$f" \
        > "$LOGS/$n-am.log" 2>&1; then
     applies=no fail=1
@@ -130,7 +132,7 @@ while read -r p; do
       start=$(date +%s)
       targets=bzImage
       # The fragment again each time: options added by the series get their value
-      make -C "$SRC" O="$OUT" KCONFIG_ALLCONFIG="$FRAG" allnoconfig > "$LOGS/$n-build.log" 2>&1
+      make -C "$SRC" O="$OUT" KCONFIG_ALLCONFIG="$FRAG" allnoconfig > "$LOGS/$n-config.log" 2>&1
       if [ "$quick" = 1 ]; then
         changed=$(git -C "$SRC" diff --name-only HEAD~1 HEAD)
         targets=$(echo "$changed" | sed -n 's/\.c$/.o/p' | grep -v '^tools/' |
@@ -143,20 +145,24 @@ while read -r p; do
         targets=$(echo $targets)
         [ -n "$targets" ] || targets=prepare
       fi
-      if make -C "$SRC" O="$OUT" CC="$CCMD" -j"$JOBS" $targets >> "$LOGS/$n-build.log" 2>&1; then
+      if make -C "$SRC" O="$OUT" CC="$CCMD" -j"$JOBS" $targets > "$LOGS/$n-build.log" 2>&1; then
         builds=yes
         [ "$quick" = 0 ] || builds=quick
       else
         builds=no fail=1
       fi
+      # compiler, assembler, linker and modpost warnings (Kconfig's go to N-config.log)
+      ccw=$(grep -c -E 'warning:|^WARNING:' "$LOGS/$n-build.log")
+      total_ccw=$((total_ccw + ccw))
+      [ "$ccw" = 0 ] || fail=1
       t=$(( $(date +%s) - start ))s
     fi
   fi
-  printf '%-4s %-66s %-7s %-7s %4s %4s %6s\n' "$n" "${p:0:66}" "$applies" "$builds" "$err" "$warn" "$t"
+  printf '%-4s %-66s %-7s %-7s %4s %4s %4s %6s\n' "$n" "${p:0:66}" "$applies" "$builds" "$ccw" "$err" "$warn" "$t"
   [ "$applies" = yes ] || break
   [ -z "$to" ] || [ "$n" -lt "$to" ] || break
 done < "$SERIES_DIR/series"
 
-echo "check-series: $n patches checked; checkpatch total: $total_err errors, $total_warn warnings; logs in $LOGS"
+echo "check-series: $n patches checked; compiler warnings: $total_ccw; checkpatch total: $total_err errors, $total_warn warnings; logs in $LOGS"
 [ "$fail" = 0 ] && echo "check-series: PASS" || echo "check-series: FAIL"
 exit "$fail"
