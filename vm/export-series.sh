@@ -249,7 +249,10 @@ EOF
 
 mkdir -p "$OUT"
 rm -f "$OUT"/*.patch "$OUT/series" "$OUT/BASE"
-git -C "$KDEV" -c "branch.$BRANCH.description=$cover" format-patch -q \
+# Fixed abbreviation and identity: otherwise the index lines follow the object count
+# of the tree (7 or 9 digits) and the cover letter's From the user's git config.
+git -C "$KDEV" -c "branch.$BRANCH.description=$cover" -c core.abbrev=7 \
+  -c user.name="cetctl developers" -c user.email=cetctl@example.org format-patch -q \
   --cover-letter --cover-from-description=subject --zero-commit \
   --signature="cetctl $kver" -o "$OUT" "$BASE..$BRANCH"
 
