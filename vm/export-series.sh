@@ -13,8 +13,14 @@
 #   kernel-series/BASE                      the package version the series was made against
 #
 # Never edit the patch files by hand: change the branch and run this again.
-# The patches are stable (zero commit ids, fixed signature): an unchanged branch gives
-# byte-identical patch files; only the cover letter's Date line is the export time.
+# The patches are stable (zero commit ids, fixed signature, abbreviation and identity):
+# an unchanged branch gives byte-identical patch files on any machine; only the cover
+# letter's Date line is the export time.
+# On a machine without the tree, re-create it from the committed series: extract the
+# tarball, `git init; git add -f -A; git commit -m base; git tag base`, then
+# `git checkout -b shstk base` and `git am` the files listed in kernel-series/series.
+# (vm/check-series.sh keeps such a tree in its work directory, detached at the last
+# patch it applied: `git clone` it and do the last two steps.)
 # Env: CETCTL_CACHE, KDEV_BRANCH (default shstk), KDEV_BASE (default base).
 set -euo pipefail
 
