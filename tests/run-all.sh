@@ -100,12 +100,11 @@ add_counts() {
 	total_skip=$((total_skip + $4))
 }
 
-# tap_counts FILE -> "PASS FAIL SKIP" from TAP output
-tap_counts() {
-	awk '
-		/^ok / { if ($0 ~ /# [Ss][Kk][Ii][Pp]/) s++; else p++ }
-		/^not ok / { if ($0 ~ /# [Tt][Oo][Dd][Oo]/) s++; else f++ }
-		END { printf "%d %d %d\n", p, f, s }' "$1"
+# counts KIND FILE: "PASS FAIL SKIP" as vm/results.py reads it from FILE (KIND tap,
+# ctest, fuzz or summary); nothing when FILE holds no such result, which the callers
+# count as a broken tier, never as a passed one.
+counts() {
+	python3 vm/results.py "$1" "$2" 2>/dev/null
 }
 
 log "Installing build and test dependencies"
@@ -123,19 +122,15 @@ fi
 mkdir -p "$artifacts"
 
 # ctest_counts LOG TIER: sets cp and cf (passed, failed) from ctest's last
-# line ("100% tests passed, 0 tests failed out of 12"); a log without it
-# makes the run broken. Not in a subshell: it appends to broken.
+# line; a log without it makes the run broken. Not in a subshell: it appends
+# to broken.
 ctest_counts() {
-	local total
+	local s
 	cp=0 cf=0
-	cf=$(sed -n 's/.* \([0-9]\+\) tests failed out of \([0-9]\+\).*/\1/p' "$1" | tail -n1)
-	total=$(sed -n 's/.* tests failed out of \([0-9]\+\).*/\1/p' "$1" | tail -n1)
-	if [ -z "$total" ] || [ -z "$cf" ]; then
-		cf=0
-		grep -q 'No tests were found' "$1" || broken+=("$2: ctest did not report (see $1)")
-		return
+	if ! read -r cp cf s < <(counts ctest "$1"); then
+		cp=0 cf=0
+		broken+=("$2: ctest did not report (see $1)")
 	fi
-	cp=$((total - cf))
 }
 
 run_host() {
@@ -151,8 +146,8 @@ run_host() {
 	# vm/selftest: the guest-log parser's own tests run on the host too
 	CETCTL="$build/cetctl" CETCTL_BUILD="$build" bats --tap tests/host vm/selftest >"$tap" 2>&1
 	cat "$tap"
-	read -r p f s < <(tap_counts "$tap")
-	if [ "$((p + f + s))" -eq 0 ]; then
+	if ! read -r p f s < <(counts tap "$tap"); then
+		p=0 f=0 s=0
 		broken+=("host: bats ran no test")
 	fi
 	add_counts host $((p + cp)) $((f + cf)) "$s"
@@ -171,8 +166,10 @@ run_asan() {
 	[ "$cf" -eq 0 ] || grep -E 'Failed|\*\*\*' "$artifacts/asan-ctest.log" || true
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	CETCTL="$abuild/cetctl" CETCTL_BUILD="$abuild" bats --tap tests/host >"$tap" 2>&1
-	read -r p f s < <(tap_counts "$tap")
-	[ "$((p + f + s))" -gt 0 ] || broken+=("asan: bats ran no test")
+	if ! read -r p f s < <(counts tap "$tap"); then
+		p=0 f=0 s=0
+		broken+=("asan: bats ran no test")
+	fi
 	grep -E '^not ok' "$tap" || true
 	add_counts asan $((p + cp)) $((f + cf)) "$s"
 }
@@ -180,17 +177,14 @@ run_asan() {
 # A bounded libFuzzer run (clang, build-fuzz/): each target gets
 # CETCTL_FUZZ_SECONDS (15) s; a target that crashes counts as a failure.
 run_fuzz() {
-	local out=$artifacts/fuzz.log p=0 f=0 line
+	local out=$artifacts/fuzz.log p=0 f=0 s
 	log "Fuzz tier: ${CETCTL_FUZZ_SECONDS:-15} s per target"
 	CETCTL_FUZZ_BUILD=${build}-fuzz bash tests/fuzz/run.sh "${CETCTL_FUZZ_SECONDS:-15}" >"$out" 2>&1
 	cat "$out"
-	while read -r line; do
-		case $line in
-		*" 0 crashes "*) p=$((p + 1)) ;;
-		*" crashes "*) f=$((f + 1)) ;;
-		esac
-	done < <(grep -E '^fuzz-[a-z-]+: ' "$out")
-	[ "$((p + f))" -gt 0 ] || broken+=("fuzz: no target ran (see $out)")
+	if ! read -r p f s < <(counts fuzz "$out"); then
+		p=0 f=0
+		broken+=("fuzz: no target ran (see $out)")
+	fi
 	add_counts fuzz "$p" "$f" 0
 }
 
@@ -236,8 +230,7 @@ judge_guest() {
 	rc=$?
 	printf '%s\n' "$res"
 	# parse-results prints "TIER: N passed, N failed, N skipped" last
-	read -r p f s < <(printf '%s\n' "$res" | tail -n1 |
-		sed -n 's/.*: *\([0-9]\+\) passed, \([0-9]\+\) failed, \([0-9]\+\) skipped.*/\1 \2 \3/p')
+	read -r p f s < <(counts summary <(printf '%s\n' "$res" | tail -n1))
 	if [ -z "${p:-}" ]; then
 		broken+=("$tier: no result (see $glog)")
 		return
@@ -297,8 +290,7 @@ run_kselftest() {
 	rc=$?
 	out=$(python3 vm/kselftest-compare.py "$blog" "$olog")
 	printf '%s\n' "$out" | tee "$artifacts/kselftest-compare.txt"
-	read -r p f s < <(printf '%s\n' "$out" | tail -n1 |
-		sed -n 's/.*: *\([0-9]\+\) passed, \([0-9]\+\) failed, \([0-9]\+\) skipped.*/\1 \2 \3/p')
+	read -r p f s < <(counts summary <(printf '%s\n' "$out" | tail -n1))
 	if [ -z "${p:-}" ]; then
 		broken+=("kselftest: no comparison (see $artifacts/kselftest-compare.txt)")
 		return
