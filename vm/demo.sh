@@ -16,7 +16,7 @@
 # cached) with the cmake build of cetctl alongside, then its --bochs variant;
 # vm/mkinitramfs.sh --demo (a small image); boots with cetctl.demo=MODE, which makes the
 # guest's /init run vm/guest-demo.sh instead of the test suites. The guest's output is
-# printed here and checked by vm/demo-check.sh: the exit status is 1 when a guest does not
+# printed here and checked by vm/demo-check.py: the exit status is 1 when a guest does not
 # show what the demo claims (transcripts and console logs in build/artifacts/demo-*).
 set -euo pipefail
 
@@ -122,12 +122,12 @@ show_demo() {
 		return 1
 	fi
 }
-# judge TIER TRANSCRIPT: vm/demo-check.sh; print the failed checks and a summary
+# judge TIER TRANSCRIPT: vm/demo-check.py; print the failed checks and a summary
 judge() {
 	local out n
-	if out=$(bash vm/demo-check.sh "$1" "$2"); then
+	if out=$(python3 vm/demo-check.py "$1" "$2"); then
 		n=$(grep -c ': ok: ' <<<"$out")
-		printf '\ndemo: %s: all %d checks of what the demo shows passed (vm/demo-check.sh)\n' "$1" "$n" >&2
+		printf '\ndemo: %s: all %d checks of what the demo shows passed (vm/demo-check.py)\n' "$1" "$n" >&2
 	else
 		grep -v ': ok: ' <<<"$out" >&2
 		echo "demo: $1: the guest did NOT show what the demo claims (transcript $2)" >&2
@@ -138,7 +138,7 @@ judge() {
 rc=0
 mode=brief
 # show_and_judge TIER LOG: print the guest's demo transcript and check its claims
-# (vm/demo-check.sh); non-zero when the transcript is missing or a claim fails
+# (vm/demo-check.py); non-zero when the transcript is missing or a claim fails
 show_and_judge() {
 	show_demo "$2" "$art/demo-$1.txt" && judge "$1" "$art/demo-$1.txt"
 }

@@ -3,7 +3,7 @@
 # the image as /usr/libexec/cetctl/demo.sh and run by /init when the kernel command
 # line has cetctl.demo=MODE). Not a test: it runs cetctl the way a user would and
 # prints what it says, so a reader sees the kernel series and the tool at work;
-# vm/demo-check.sh then checks on the host that the output shows what it claims.
+# vm/demo-check.py then checks on the host that the output shows what it claims.
 # Output is framed by CETCTL-DEMO-BEGIN / CETCTL-DEMO-END for vm/demo.sh.
 #
 # On a CPU with user shadow stacks (Bochs): info, `run --shstk` of a Debian program,

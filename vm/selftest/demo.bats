@@ -1,12 +1,12 @@
 #!/usr/bin/env bats
-# Host tests of vm/demo.sh's option handling and of vm/demo-check.sh, the judge of what the
+# Host tests of vm/demo.sh's option handling and of vm/demo-check.py, the judge of what the
 # guest demo shows. demo-bochs.txt and demo-qemu.txt are real transcripts (Bochs with
 # emulated CET, QEMU without) saved from `bash vm/demo.sh`; every check must be able to
 # fail, so each test below breaks one claim in a copy and expects that check to fail.
 # Run: bats vm/selftest/demo.bats
 
 D="$BATS_TEST_DIRNAME/.."
-CHECK="$D/demo-check.sh"
+CHECK="$D/demo-check.py"
 GOOD_BOCHS="$BATS_TEST_DIRNAME/demo-bochs.txt"
 GOOD_QEMU="$BATS_TEST_DIRNAME/demo-qemu.txt"
 
@@ -18,7 +18,7 @@ broken() {
 }
 # fails_with MODE FILE TEXT: demo-check exits 1 and a FAILED line contains TEXT
 fails_with() {
-	run bash "$CHECK" "$1" "$2"
+	run python3 "$CHECK" "$1" "$2"
 	echo "$output"
 	[ "$status" -eq 1 ]
 	grep 'FAILED: ' <<<"$output" | grep -qF -- "$3"
@@ -44,16 +44,16 @@ fails_with() {
 }
 
 @test "demo-check: usage errors exit 2" {
-	run bash "$CHECK" bochs
+	run python3 "$CHECK" bochs
 	[ "$status" -eq 2 ]
-	run bash "$CHECK" arm "$GOOD_BOCHS"
+	run python3 "$CHECK" arm "$GOOD_BOCHS"
 	[ "$status" -eq 2 ]
-	run bash "$CHECK" bochs "$BATS_TEST_TMPDIR/missing"
+	run python3 "$CHECK" bochs "$BATS_TEST_TMPDIR/missing"
 	[ "$status" -eq 2 ]
 }
 
 @test "demo-check: the real Bochs transcript passes every check" {
-	run bash "$CHECK" bochs "$GOOD_BOCHS"
+	run python3 "$CHECK" bochs "$GOOD_BOCHS"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ $output != *FAILED* ]]
@@ -61,9 +61,9 @@ fails_with() {
 }
 
 @test "demo-check: the real QEMU transcript passes, and is not taken for the Bochs demo" {
-	run bash "$CHECK" qemu "$GOOD_QEMU"
+	run python3 "$CHECK" qemu "$GOOD_QEMU"
 	[ "$status" -eq 0 ]
-	run bash "$CHECK" bochs "$GOOD_QEMU"
+	run python3 "$CHECK" bochs "$GOOD_QEMU"
 	[ "$status" -eq 1 ]
 	[[ $output == *"FAILED: info: supported yes"* ]]
 }
