@@ -4,11 +4,11 @@
  * its first instruction, as a launcher in the manner of env(1)/timeout(1):
  * the program is resolved before anything else (127 not found, 126 not
  * executable), cetctl's own failures exit 125 (the program does not run),
- * otherwise the program replaces cetctl (lib/shstk-launch.c) and its
+ * otherwise the program replaces cetctl (lib/shstk-launch.h) and its
  * status is the caller's to see.
  *
  * Methods:
- *  ptrace  the fail-closed exec-stop injection (lib/shstk-launch.c), verified
+ *  ptrace  the fail-closed exec-stop injection (lib/shstk-launch-*.c), verified
  *          from the kernel;
  *          with a glibc that does not manage shadow stacks, a preload
  *          library keeps setjmp/longjmp consistent with the shadow stack;
@@ -857,7 +857,7 @@ static int execute(struct run_ctx *c)
 	/* GLIBC_TUNABLES appended: there the last setting of a tunable wins.
 	 * Started through the tracer all the same: a privileged exec (where
 	 * glibc ignores tunables) is refused, and what the loader did is
-	 * verified at the program's entry point (lib/shstk-launch.c). LD_PRELOAD
+	 * verified at the program's entry point (lib/shstk-launch-tracer.c). LD_PRELOAD
 	 * prepended: ours first. */
 	if (c->p.tunable)
 		envp = env_with("GLIBC_TUNABLES", "glibc.cpu.hwcaps=SHSTK", ':', true);
