@@ -20,7 +20,7 @@ struct run_opts {
 	enum run_method method;
 };
 
-/* What became of the search for the preload library (find_preload()). */
+/* What became of the search for the preload library (run_find_preload()). */
 enum run_preload {
 	RUN_PRELOAD_UNSOUGHT = 0,	/* not looked for: not wanted */
 	RUN_PRELOAD_FOUND,

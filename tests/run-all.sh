@@ -49,7 +49,7 @@ artifacts=$build/artifacts
 # trusted_dir DIR: DIR (or, while it does not exist, its nearest existing
 # parent) and every directory above it are owned by root or by us and not
 # writable by group or others: the rule cetctl applies to its preload library
-# (src/cmd-run.c, trusted_file).
+# (src/run-env.c, trusted_file).
 trusted_dir() {
 	local d=$1 st
 	while [ ! -e "$d" ]; do d=$(dirname "$d"); done

@@ -145,7 +145,7 @@ need_preload() {
 	# really enables: whatever happens to cetctl, its middle process or its
 	# tracer, a program that runs shows its own features enabled and locked.
 	local steps
-	# the steps as the fault-point build lists them (src/lib/shstk-launch.c)
+	# the steps as the fault-point build lists them (src/lib/shstk-launch-fault.c)
 	mapfile -t steps < <(CETCTL_FAULT_LIST=ptrace "$faults")
 	((${#steps[@]} >= 13)) || fail "the fault-point build lists ${#steps[@]} steps: ${steps[*]}"
 	for step in "${steps[@]}"; do

@@ -33,7 +33,7 @@ cleanup_test() {
 }
 
 # A new scratch directory on a path cetctl trusts for its preload library
-# (cmd-run.c trusted_file: every component root-owned and not writable by
+# (run-env.c trusted_file: every component root-owned and not writable by
 # group or others, which rules out /tmp). Prints it; fails when none is.
 trusted_tmpdir() {
 	local base d
@@ -48,7 +48,7 @@ trusted_tmpdir() {
 	return 1
 }
 
-# Whether cetctl may load the preload library at $1 (cmd-run.c trusted_file):
+# Whether cetctl may load the preload library at $1 (run-env.c trusted_file):
 # the file and every directory above it owned by root (or, for the test build,
 # by us) and not writable by group or others.
 trusted_preload_path() {

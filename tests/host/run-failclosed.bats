@@ -7,7 +7,7 @@
 # everything but the arch_prctl itself; the Bochs tier does the real thing.
 #
 # cetctl-faults is cetctl with the start-up's fault points compiled in
-# (src/lib/shstk-launch.c): CETCTL_FAULT=<step>:<action> forces the races, and
+# (src/lib/shstk-launch-fault.c): CETCTL_FAULT=<step>:<action> forces the races, and
 # CETCTL_FAULT_LOG records "verified PID" right before the detach.
 
 load helpers
@@ -24,7 +24,7 @@ setup() {
 }
 
 # The steps of the start-up, in order, as the test build itself lists them
-# (src/lib/shstk-launch.c, fault_steps): in the middle process (c-*), the caller
+# (src/lib/shstk-launch-fault.c, fault_steps): in the middle process (c-*), the caller
 # (p-*) and the tracer; the glibc method's, where the loader runs traced up
 # to the entry point.
 fault_steps() {

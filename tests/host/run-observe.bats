@@ -204,7 +204,7 @@ S
 
 @test "run states: the tracer passes its named states in order, and a lie ends in 'failed'" {
 	# the test build logs "STATE EVENT" for each event it acts on, then
-	# the final state (CETCTL_FAULT_STATES, src/lib/shstk-launch.c)
+	# the final state (CETCTL_FAULT_STATES, src/lib/shstk-launch-fault.c)
 	CETCTL_FAULT_STATES=$TMP/states "$FAULTS" run --trace-only sh -c 'exit 7' || rc=$?
 	[ "${rc:-0}" -eq 7 ]
 	cat "$TMP/states"

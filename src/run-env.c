@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The environment `cetctl run` hands to the program: where the preload
+ * library is and whether it may be loaded (only a file nobody but root
+ * could have written: trusted_file()), and the copy of environ with
+ * LD_PRELOAD or GLIBC_TUNABLES set. Says nothing itself: a refusal's
+ * reason goes back to the caller, which decides whether to say it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "run-env.h"
+
+extern char **environ;
+
+/*
+ * Whether the library at @p may be loaded into the program: it and every
+ * directory above it (symbolic links resolved) are owned by root and not
+ * writable by group or others, so nobody but root can change what is
+ * loaded between this check and the loader's open. The resolved path goes
+ * into @out. On refusal, the reason in @why.
+ * The test build (cetctl-faults) also trusts files owned by the caller, so
+ * that tests can run in a build tree that is not root's.
+ */
+static bool trusted_file(const char *p, char *out, size_t size, char *why, size_t wsize)
+{
+	char real[PATH_MAX], cur[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (!p || *p != '/' || !realpath(p, real)) {
+		snprintf(why, wsize, "%.400s: %s", p ? p : "", p && *p != '/' ? "not an absolute path" :
+			 strerror(errno));
+		return false;
+	}
+	if (snprintf(out, size, "%s", real) >= (int)size) {
+		snprintf(why, wsize, "%.400s: path too long", p);
+		return false;
+	}
+	snprintf(cur, sizeof(cur), "%s", real);
+	for (bool file = true;; file = false) {
+		if (stat(cur, &st) < 0) {
+			snprintf(why, wsize, "%.400s: %s", cur, strerror(errno));
+			return false;
+		}
+		if (file && !S_ISREG(st.st_mode)) {
+			snprintf(why, wsize, "%.400s: not a regular file", cur);
+			return false;
+		}
+#ifdef CETCTL_FAULT_HOOKS
+		if (st.st_uid != 0 && st.st_uid != geteuid()) {
+#else
+		if (st.st_uid != 0) {
+#endif
+			snprintf(why, wsize, "%.400s is owned by uid %u, not root", cur,
+				 (unsigned int)st.st_uid);
+			return false;
+		}
+		if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+			snprintf(why, wsize, "%.400s is writable by %s", cur,
+				 st.st_mode & S_IWOTH ? "everyone" : "its group");
+			return false;
+		}
+		if (strcmp(cur, "/") == 0)
+			break;
+		slash = strrchr(cur, '/');
+		if (slash == cur)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	if (access(out, R_OK) < 0) {
+		snprintf(why, wsize, "%.400s: %s", out, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* The library at @p, trusted or refused (trusted_file()). */
+static enum run_preload trusted(const char *p, char *buf, size_t size, char *why, size_t wsize)
+{
+	return trusted_file(p, buf, size, why, wsize) ? RUN_PRELOAD_FOUND : RUN_PRELOAD_REFUSED;
+}
+
+/*
+ * The preload library: CETCTL_PRELOAD; else next to the binary (a build
+ * directory); else where `cmake --install` puts it relative to the binary,
+ * <prefix>/lib/cetctl for <prefix>/bin/cetctl, so an install with another
+ * --prefix or DESTDIR than the one configured (a distribution package)
+ * still finds it; else the configured prefix. Only a trusted file (see
+ * trusted_file): FOUND with its path in @buf; REFUSED or MISSING with the
+ * reason in @why.
+ */
+enum run_preload run_find_preload(char *buf, size_t size, char *why, size_t wsize)
+{
+	const char *env = getenv("CETCTL_PRELOAD");
+	char exe[PATH_MAX], cand[PATH_MAX];
+	ssize_t n;
+
+	snprintf(why, wsize, "not found (set CETCTL_PRELOAD)");
+	if (env && *env)
+		return trusted(env, buf, size, why, wsize);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';		/* <dir>/cetctl -> <dir> */
+			if (snprintf(cand, sizeof(cand), "%s/%s", exe, PRELOAD_NAME) <
+			    (int)sizeof(cand) && access(cand, F_OK) == 0)
+				return trusted(cand, buf, size, why, wsize);
+			slash = strrchr(exe, '/');
+			if (slash) {
+				*slash = '\0';	/* <prefix>/bin -> <prefix> */
+				if (snprintf(cand, sizeof(cand), "%s/" CETCTL_PRELOAD_LIBDIR "/%s", exe,
+					     PRELOAD_NAME) < (int)sizeof(cand) &&
+				    access(cand, F_OK) == 0)
+					return trusted(cand, buf, size, why, wsize);
+			}
+		}
+	}
+	if (access(CETCTL_PRELOAD_INSTALLED, F_OK) == 0)
+		return trusted(CETCTL_PRELOAD_INSTALLED, buf, size, why, wsize);
+	return RUN_PRELOAD_MISSING;
+}
+
+/*
+ * A copy of environ with @name set: value prepended (LD_PRELOAD: ours
+ * first) or appended (GLIBC_TUNABLES: the last setting wins) to the
+ * existing list with @sep, or set when absent. The parent's
+ * environment is not changed.
+ */
+char **run_env_with(const char *name, const char *value, char sep, bool append)
+{
+	size_t n = 0, i, j = 0, nlen = strlen(name);
+	const char *old = NULL;
+	char **env, *var;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (strncmp(environ[i], name, nlen) == 0 && environ[i][nlen] == '=') {
+			if (!old)
+				old = environ[i] + nlen + 1;
+			continue;	/* replaced below; duplicates dropped */
+		}
+		env[j++] = environ[i];
+	}
+	if (old && *old) {
+		if ((append ? asprintf(&var, "%s=%s%c%s", name, old, sep, value) :
+			      asprintf(&var, "%s=%s%c%s", name, value, sep, old)) < 0)
+			var = NULL;
+	} else if (asprintf(&var, "%s=%s", name, value) < 0) {
+		var = NULL;
+	}
+	if (!var) {
+		free(env);
+		return NULL;
+	}
+	env[j++] = var;
+	env[j] = NULL;
+	return env;
+}
+
+/* Free what run_env_with() allocated: the array and its last entry. */
+void run_env_free(char **env)
+{
+	size_t n = 0;
+
+	if (!env || env == environ)
+		return;
+	while (env[n])
+		n++;
+	if (n)
+		free(env[n - 1]);
+	free(env);
+}

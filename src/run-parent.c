@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * `cetctl run` as PID 1 or a child subreaper: when the start-up's helper
+ * processes, orphaned, would be handed to the program, cetctl stays its
+ * parent instead of becoming it (run_stay_parent()). Calls run_say() for
+ * its one failure.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cetctl.h"
+#include "run-parent.h"
+#include "run-say.h"
+
+/*
+ * When cetctl is the init of a pid namespace (a container's entrypoint) or
+ * a child subreaper, the start-up's helper processes, orphaned, would be
+ * handed to the program itself, whose wait() would reap the tracer instead
+ * of its own worker. Then cetctl does not become the program: it forks it
+ * and stays its parent, as a container's init does: the program's children
+ * and wait() are its own; cetctl forwards every signal it can catch to the
+ * program, reaps whatever orphan is handed to it (the tracer among them),
+ * and exits with the program's status (128+N for a signal N as PID 1,
+ * where raising it on itself would be ignored; re-raised otherwise).
+ * Returns -1 in the child (which goes on to start the program), or the
+ * status to exit with.
+ */
+int run_stay_parent(void)
+{
+	sigset_t all, old;
+	siginfo_t si;
+	pid_t child, r;
+	int st, sig;
+
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	child = fork();
+	if (child < 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		run_say("cannot fork the program (cetctl stays its parent as PID 1 or a "
+			"subreaper): %s; program not run", strerror(errno));
+		return CETCTL_EXIT_RUN_FAILED;
+	}
+	if (child == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return -1;
+	}
+	for (;;) {
+		sig = sigwaitinfo(&all, &si);
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			kill(child, sig);
+			continue;
+		}
+		while ((r = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (r != child)
+				continue;	/* an orphan handed to us: reaped */
+			if (WIFEXITED(st))
+				return WEXITSTATUS(st);
+			sig = WTERMSIG(st);
+			if (getpid() != 1) {
+				signal(sig, SIG_DFL);
+				sigemptyset(&all);
+				sigaddset(&all, sig);
+				sigprocmask(SIG_UNBLOCK, &all, NULL);
+				raise(sig);
+			}
+			return 128 + sig;
+		}
+	}
+}
+
+bool run_init_like(void)
+{
+	int subreaper = 0;
+
+	return getpid() == 1 ||
+	       (prctl(PR_GET_CHILD_SUBREAPER, (unsigned long)&subreaper, 0, 0, 0) == 0 &&
+		subreaper);
+}
