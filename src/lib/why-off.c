@@ -238,6 +238,10 @@ static bool system_reason(const struct why_off_facts *f, struct why_off *out)
 		set(out, WHY_OFF_NO_SUPPORT, NULL, "the CPU has no user shadow stacks (cpuinfo lacks user_shstk)");
 		return true;
 	}
+	if (f->objects_errno) {
+		set(out, WHY_OFF_UNKNOWN, NULL, "its program or its mapped objects could not be read");
+		return true;
+	}
 	if (!f->loader || !*f->loader) {
 		set(out, WHY_OFF_UNKNOWN, NULL,
 		    "no glibc loader is mapped: a static program, or another C library");
@@ -246,12 +250,12 @@ static bool system_reason(const struct why_off_facts *f, struct why_off *out)
 	if (f->loader_version && *f->loader_version &&
 	    !cet_glibc_manages_shstk(f->loader_version)) {
 		set(out, WHY_OFF_GLIBC_NO_CET, f->loader,
-		    "glibc before " CET_GLIBC_MANAGES_SHSTK " does not manage shadow stacks on this kernel interface");
+		    "it is older than " CET_GLIBC_MANAGES_SHSTK);
 		return true;
 	}
 	if (unmarked(f->loader_marking)) {
 		set(out, WHY_OFF_GLIBC_NO_CET, f->loader,
-		    "its loader is not built with CET (not marked for shadow stacks)");
+		    "it is not built with CET: its loader is not marked");
 		return true;
 	}
 	return false;
@@ -277,13 +281,15 @@ void why_off_decide(const struct why_off_facts *f, struct why_off *out)
 	}
 	/* the program must be marked whatever the tunables say */
 	if (f->nobjs && unmarked(f->objs[f->order[0]].marking)) {
-		set(out, WHY_OFF_UNMARKED, f->objs[f->order[0]].path, "the program is not marked");
+		set(out, WHY_OFF_UNMARKED, f->objs[f->order[0]].path,
+		    "glibc enables shadow stacks only for a marked program");
 		return;
 	}
 	/* x86_shstk=on keeps it on whatever the libraries are */
 	if (!(heeded && t->x86_shstk == GLIBC_SHSTK_ON) &&
 	    (obj = first_unmarked(f, 1, f->nstartup)) != NULL) {
-		set(out, WHY_OFF_UNMARKED, obj, "an object loaded at start-up is not marked");
+		set(out, WHY_OFF_UNMARKED, obj,
+		    "glibc enables shadow stacks only when every object loaded at start-up is");
 		return;
 	}
 	if (!tun_known) {
@@ -302,7 +308,7 @@ void why_off_decide(const struct why_off_facts *f, struct why_off *out)
 	if (t->x86_shstk == GLIBC_SHSTK_PERMISSIVE &&
 	    (obj = first_unmarked(f, f->nstartup, f->nobjs)) != NULL) {
 		set(out, WHY_OFF_UNMARKED, obj,
-		    "dlopen'ed after start-up, and glibc.cpu.x86_shstk=permissive let it turn the shadow stack off");
+		    "glibc.cpu.x86_shstk=permissive let it turn the shadow stack off");
 		out->later = true;
 		return;
 	}
@@ -329,11 +335,13 @@ const char *why_off_sentence(const struct why_off *w, char *buf, size_t size)
 {
 	switch (w->reason) {
 	case WHY_OFF_UNMARKED:
-		snprintf(buf, size, "%s is not marked (%s)", w->object ? w->object : "?", w->detail);
+		snprintf(buf, size, "%s%s is not marked: %s", w->object ? w->object : "?",
+			 w->later ? ", loaded after start-up," : "", w->detail);
 		break;
 	case WHY_OFF_GLIBC_NO_CET:
-		snprintf(buf, size, "its glibc does not manage shadow stacks: %s (%s)",
-			 w->detail, w->object ? w->object : "?");
+		snprintf(buf, size, "its glibc (%s) does not manage shadow stacks: %s "
+			 "(cetctl run --shstk starts a program with one)",
+			 w->object ? w->object : "?", w->detail);
 		break;
 	case WHY_OFF_NONE:
 		snprintf(buf, size, "not judged");

@@ -95,7 +95,9 @@ struct why_off_facts {
 	/* GLIBC_TUNABLES of the process; @tunables_errno when environ was unreadable */
 	int tunables_errno;
 	struct glibc_tunables tun;
-	/* the objects in the loader's order (why_loader_order()) */
+	/* the objects in the loader's order (why_loader_order()); when the
+	 * mapped objects could not be read, @objects_errno */
+	int objects_errno;
 	const struct why_obj *objs;
 	const size_t *order;
 	size_t nobjs, nstartup;
