@@ -57,6 +57,17 @@ why() {	# why PID: "WHY-OFF WHY-OBJECT" from cetctl status
 	"$CETCTL" status -n --raw -o WHY-OFF,WHY-OBJECT "$1"
 }
 
+# off_because TUNABLES "WHY-OFF WHY-OBJECT" PROG [ARGS]: started so, PROG runs
+# without a shadow stack and cetctl status gives that reason
+off_because() {
+	local tun=$1 expect=$2
+	shift 2
+	start "$tun" "$@"
+	[[ $(features "$pid") != *shstk* ]] || fail "$*: a shadow stack with GLIBC_TUNABLES=$tun"
+	run -0 why "$pid"
+	[[ $output == "$expect" ]] || fail "$*: '$output', expected '$expect'"
+}
+
 @test "glibc-cet: the CET glibc's own objects are marked, its loader is 2.41" {
 	run -0 "$CETCTL" elf -n --raw -o SHSTK $GLIBC/lib/ld-linux-x86-64.so.2 $GLIBC/lib/libc.so.6
 	[[ $output == $'yes\nyes' ]] || fail "not marked: $output"
@@ -78,53 +89,37 @@ why() {	# why PID: "WHY-OFF WHY-OBJECT" from cetctl status
 
 @test "glibc-cet: an unmarked library: cetctl names the first in the loader's order, not the lowest" {
 	require_shstk
-	start glibc.cpu.hwcaps=SHSTK $WHY/why-weak
-	[[ $(features "$pid") != *shstk* ]] || fail "a shadow stack despite unmarked libraries"
+	off_because glibc.cpu.hwcaps=SHSTK "unmarked $WHY/libwhy-b.so.1" $WHY/why-weak
 	# the premise: libwhy-z (needed by libwhy-a) is loaded last, so mapped lowest
 	first=$(grep -o '/usr/libexec/cetctl/why/libwhy-[bz].so.1' "/proc/$pid/maps" | head -n1)
 	[[ $first == $WHY/libwhy-z.so.1 ]] || fail "maps order not as expected: $first first"
-	run -0 why "$pid"
-	[[ $output == "unmarked $WHY/libwhy-b.so.1" ]] || fail "$output"
 	run -0 "$CETCTL" status -n -o VERDICT "$pid"
 	[[ $output == "not enabled: $WHY/libwhy-b.so.1 is not marked"* ]] || fail "$output"
 }
 
 @test "glibc-cet: glibc.cpu.x86_shstk=off and glibc.cpu.hwcaps=-SHSTK: the tunable is the reason" {
 	require_shstk
-	start glibc.cpu.hwcaps=SHSTK:glibc.cpu.x86_shstk=off $WHY/why-marked
-	[[ $(features "$pid") != *shstk* ]] || fail "x86_shstk=off, yet a shadow stack"
-	run -0 why "$pid"
-	[[ $output == "tunable-off " ]] || fail "$output"
-	start glibc.cpu.hwcaps=-SHSTK $WHY/why-marked
-	run -0 why "$pid"
-	[[ $output == "tunable-off " ]] || fail "$output"
+	off_because glibc.cpu.hwcaps=SHSTK:glibc.cpu.x86_shstk=off "tunable-off " $WHY/why-marked
+	off_because glibc.cpu.hwcaps=-SHSTK "tunable-off " $WHY/why-marked
 	run -0 "$CETCTL" status -n -o VERDICT "$pid"
 	[[ $output == *"glibc.cpu.hwcaps=-SHSTK"* ]] || fail "$output"
 }
 
 @test "glibc-cet: no tunable: never asked for" {
 	require_shstk
-	start - $WHY/why-marked
-	[[ $(features "$pid") != *shstk* ]] || fail "on without being asked: this glibc enables by default?"
-	run -0 why "$pid"
-	[[ $output == "not-requested " ]] || fail "$output"
+	off_because - "not-requested " $WHY/why-marked
 }
 
 @test "glibc-cet: an unmarked program is named, whatever the tunables" {
 	require_shstk
-	start glibc.cpu.hwcaps=SHSTK:glibc.cpu.x86_shstk=on $WHY/why-plain
-	[[ $(features "$pid") != *shstk* ]] || fail "an unmarked program with a shadow stack"
-	run -0 why "$pid"
-	[[ $output == "unmarked $WHY/why-plain" ]] || fail "$output"
+	off_because glibc.cpu.hwcaps=SHSTK:glibc.cpu.x86_shstk=on "unmarked $WHY/why-plain" $WHY/why-plain
 }
 
 @test "glibc-cet: permissive: a dlopen'ed unmarked plugin turns it off, and is named" {
 	require_shstk
-	start glibc.cpu.hwcaps=SHSTK:glibc.cpu.x86_shstk=permissive $WHY/why-marked $WHY/why-plugin.so
-	grep -q 'dlopen failed' "$out" && fail "$(cat "$out")"
-	[[ $(features "$pid") != *shstk* ]] || fail "still on after the unmarked dlopen"
-	run -0 why "$pid"
-	[[ $output == "unmarked $WHY/why-plugin.so" ]] || fail "$output"
+	off_because glibc.cpu.hwcaps=SHSTK:glibc.cpu.x86_shstk=permissive "unmarked $WHY/why-plugin.so" \
+		$WHY/why-marked $WHY/why-plugin.so
+	! grep -q 'dlopen failed' "$out" || fail "$(cat "$out")"
 	run -0 "$CETCTL" status -n -o VERDICT "$pid"
 	[[ $output == *"loaded after start-up"* ]] || fail "$output"
 }
