@@ -24,9 +24,11 @@
 #   VERSION               the Debian source version built
 #   BUILD-SECONDS         how long configure + make + install took
 #   build.log
-# Cached in ${CETCTL_CACHE:-$HOME/.cache/cetctl}/glibc-cet-<key> (key: this script,
-# gcc and binutils versions); "cached" when it exists. The build is long (tens of
-# minutes on 2 cores), so the guest suite that needs it is opt-in unless it is cached.
+# Cached in ${CETCTL_CACHE:-$HOME/.cache/cetctl}/glibc-cet-<key> (key: the recipe
+# below, RECIPE_REVISION, gcc and binutils versions; not the Debian revision, which
+# the mirror decides: VERSION says which one was built); "cached" when it exists.
+# The build is long (hours on 2 shared cores under nice -n 15; BUILD-SECONDS),
+# so the guest suite that needs it is opt-in unless it is cached.
 # --cached-only: print the cached directory, or exit 1 without building.
 # Env: CETCTL_CACHE, CETCTL_JOBS (default: nproc), CETCTL_GLIBC_VERSION (a Debian
 # version to take instead of the newest 2.41 one).
@@ -39,17 +41,22 @@ CACHE=${CETCTL_CACHE:-$HOME/.cache/cetctl}
 PREFIX=/opt/glibc-cet
 SUITE=trixie
 UPSTREAM=2.41
+# bump when the way of building changes without the configure line changing
+RECIPE_REVISION=1
+CONFIGURE=(--prefix="$PREFIX" --enable-cet --disable-werror --disable-profile --disable-nscd
+           --disable-build-nscd --disable-timezone-tools --without-selinux)
 cached_only=0
 case "${1:-}" in
   --cached-only) cached_only=1; shift ;;
-  -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
 esac
 [[ $# -eq 0 ]] || die "unknown argument '$1' (usage: vm/build-glibc-cet.sh [--cached-only])"
 
 for t in gcc ld make gawk bison python3 apt-get dpkg-source; do
   command -v $t >/dev/null || die "'$t' missing: run vm/install-deps.sh"
 done
-key=$( { cat "$0"; gcc --version | head -n1; ld --version | head -n1; } | sha256sum | cut -c1-16)
+key=$( { echo "$SUITE $UPSTREAM $RECIPE_REVISION ${CONFIGURE[*]}"; gcc --version | head -n1
+         ld --version | head -n1; } | sha256sum | cut -c1-16)
 out=$CACHE/glibc-cet-$key
 if [[ -x $out/root$PREFIX/lib/ld-linux-x86-64.so.2 && -f $out/VERSION ]]; then
   say "cached: $out ($(cat "$out/VERSION"))"
@@ -100,9 +107,7 @@ log=$work/build.log
 mkdir -p "$work/build"
 t0=$SECONDS
 say "configuring with --prefix=$PREFIX --enable-cet (log $log)"
-(cd "$work/build" && nice -n 15 "$work/src/glibc/configure" --prefix="$PREFIX" \
-   --enable-cet --disable-werror --disable-profile --disable-nscd --disable-build-nscd \
-   --disable-timezone-tools --without-selinux \
+(cd "$work/build" && nice -n 15 "$work/src/glibc/configure" "${CONFIGURE[@]}" \
    --with-pkgversion="cetctl test build of Debian GLIBC $version with CET") >"$log" 2>&1 ||
   { tail -n 30 "$log" >&2; die "configure failed (see $log)"; }
 grep -q '^enable-cet = yes' "$work/build/config.make" ||
