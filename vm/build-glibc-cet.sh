@@ -30,6 +30,8 @@
 # The build is long (hours on 2 shared cores under nice -n 15; BUILD-SECONDS),
 # so the guest suite that needs it is opt-in unless it is cached.
 # --cached-only: print the cached directory, or exit 1 without building.
+# An interrupted build resumes: <dir>.work keeps the configured tree (and its
+# VERSION), and make goes on where it stopped. A lock keeps two runs apart.
 # Env: CETCTL_CACHE, CETCTL_JOBS (default: nproc), CETCTL_GLIBC_VERSION (a Debian
 # version to take instead of the newest 2.41 one).
 set -euo pipefail
@@ -48,7 +50,7 @@ CONFIGURE=(--prefix="$PREFIX" --enable-cet --disable-werror --disable-profile --
 cached_only=0
 case "${1:-}" in
   --cached-only) cached_only=1; shift ;;
-  -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
 esac
 [[ $# -eq 0 ]] || die "unknown argument '$1' (usage: vm/build-glibc-cet.sh [--cached-only])"
 
@@ -65,56 +67,72 @@ if [[ -x $out/root$PREFIX/lib/ld-linux-x86-64.so.2 && -f $out/VERSION ]]; then
 fi
 ((cached_only)) && { say "not cached ($out)"; exit 1; }
 
-# A private apt: its own sources list, lists and cache under the work directory.
-work=$out.work
-rm -rf "$work"
-mkdir -p "$work/apt/lists/partial" "$work/apt/cache/archives/partial" "$work/src"
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-[[ -f $keyring ]] || die "$keyring missing (package debian-archive-keyring)"
-echo "deb-src [signed-by=$keyring] http://deb.debian.org/debian $SUITE main" >"$work/apt/sources.list"
-apt_opts=(-o "Dir::Etc::SourceList=$work/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-          -o "Dir::State::Lists=$work/apt/lists" -o "Dir::Cache=$work/apt/cache"
-          -o APT::Sandbox::User=root)
-say "reading $SUITE's source index (private apt configuration in $work/apt)"
-apt-get "${apt_opts[@]}" update >"$work/apt.log" 2>&1 ||
-  { tail -n 5 "$work/apt.log" >&2; die "apt-get update for $SUITE's deb-src failed"; }
-if [[ -n ${CETCTL_GLIBC_VERSION:-} ]]; then
-  versions=$CETCTL_GLIBC_VERSION
-else
-  # the index can list versions the mirror no longer serves: newest first, take the
-  # first one that downloads
-  versions=$(apt-cache "${apt_opts[@]}" showsrc glibc | sed -n 's/^Version: //p' |
-             grep -E "^$UPSTREAM-" | sort -rV | uniq)
-fi
-[[ -n $versions ]] || die "$SUITE's source index has no glibc $UPSTREAM"
-version=''
-for v in $versions; do
-  if (cd "$work/src" && apt-get "${apt_opts[@]}" source --download-only "glibc=$v") >>"$work/apt.log" 2>&1; then
-    version=$v
-    break
+# Fetch the source through a private apt (its own sources list, lists and cache
+# under the work directory), unpack it with Debian's patches, configure it.
+fetch_and_configure() {
+  rm -rf "$work"
+  mkdir -p "$work/apt/lists/partial" "$work/apt/cache/archives/partial" "$work/src"
+  keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+  [[ -f $keyring ]] || die "$keyring missing (package debian-archive-keyring)"
+  echo "deb-src [signed-by=$keyring] http://deb.debian.org/debian $SUITE main" >"$work/apt/sources.list"
+  apt_opts=(-o "Dir::Etc::SourceList=$work/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+            -o "Dir::State::Lists=$work/apt/lists" -o "Dir::Cache=$work/apt/cache"
+            -o APT::Sandbox::User=root)
+  say "reading $SUITE's source index (private apt configuration in $work/apt)"
+  apt-get "${apt_opts[@]}" update >"$work/apt.log" 2>&1 ||
+    { tail -n 5 "$work/apt.log" >&2; die "apt-get update for $SUITE's deb-src failed"; }
+  if [[ -n ${CETCTL_GLIBC_VERSION:-} ]]; then
+    versions=$CETCTL_GLIBC_VERSION
+  else
+    # the index can list versions the mirror no longer serves: newest first, take the
+    # first one that downloads
+    versions=$(apt-cache "${apt_opts[@]}" showsrc glibc | sed -n 's/^Version: //p' |
+               grep -E "^$UPSTREAM-" | sort -rV | uniq)
   fi
-  say "glibc $v is listed but not served; trying an older one"
-done
-[[ -n $version ]] || { tail -n 5 "$work/apt.log" >&2; die "no glibc $UPSTREAM source could be fetched from $SUITE"; }
-dsc=$work/src/glibc_${version#*:}.dsc
-[[ -f $dsc ]] || die "$dsc missing after apt-get source"
-say "unpacking glibc $version (Debian's patches applied)"
-dpkg-source -x "$dsc" "$work/src/glibc" >"$work/dpkg-source.log" 2>&1 ||
-  { tail -n 5 "$work/dpkg-source.log" >&2; die "dpkg-source -x $dsc failed"; }
+  [[ -n $versions ]] || die "$SUITE's source index has no glibc $UPSTREAM"
+  version=''
+  for v in $versions; do
+    if (cd "$work/src" && apt-get "${apt_opts[@]}" source --download-only "glibc=$v") >>"$work/apt.log" 2>&1; then
+      version=$v
+      break
+    fi
+    say "glibc $v is listed but not served; trying an older one"
+  done
+  [[ -n $version ]] || { tail -n 5 "$work/apt.log" >&2; die "no glibc $UPSTREAM source could be fetched from $SUITE"; }
+  dsc=$work/src/glibc_${version#*:}.dsc
+  [[ -f $dsc ]] || die "$dsc missing after apt-get source"
+  say "unpacking glibc $version (Debian's patches applied)"
+  dpkg-source -x "$dsc" "$work/src/glibc" >"$work/dpkg-source.log" 2>&1 ||
+    { tail -n 5 "$work/dpkg-source.log" >&2; die "dpkg-source -x $dsc failed"; }
 
+  mkdir -p "$work/build"
+  say "configuring with --prefix=$PREFIX --enable-cet (log $log)"
+  (cd "$work/build" && nice -n 15 "$work/src/glibc/configure" "${CONFIGURE[@]}" \
+     --with-pkgversion="cetctl test build of Debian GLIBC $version with CET") >"$log" 2>&1 ||
+    { tail -n 30 "$log" >&2; die "configure failed (see $log)"; }
+  grep -q '^enable-cet = yes' "$work/build/config.make" ||
+    die "configure did not take --enable-cet (config.make: $(grep '^enable-cet' "$work/build/config.make"))"
+  echo "$version" >"$work/VERSION"
+}
+
+mkdir -p "$CACHE"
+exec 9>"$CACHE/glibc-cet.lock"
+flock 9
 jobs=${CETCTL_JOBS:-$(nproc)}
+work=$out.work
 log=$work/build.log
-mkdir -p "$work/build"
 t0=$SECONDS
-say "configuring with --prefix=$PREFIX --enable-cet (log $log)"
-(cd "$work/build" && nice -n 15 "$work/src/glibc/configure" "${CONFIGURE[@]}" \
-   --with-pkgversion="cetctl test build of Debian GLIBC $version with CET") >"$log" 2>&1 ||
-  { tail -n 30 "$log" >&2; die "configure failed (see $log)"; }
-grep -q '^enable-cet = yes' "$work/build/config.make" ||
-  die "configure did not take --enable-cet (config.make: $(grep '^enable-cet' "$work/build/config.make"))"
+if [[ -f $work/build/config.make && -s $work/VERSION ]]; then
+  version=$(cat "$work/VERSION")
+  say "resuming the build of glibc $version in $work (log $log)"
+  [[ -f $work/BUILD-SECONDS ]] && t0=$((SECONDS - $(cat "$work/BUILD-SECONDS")))
+else
+  fetch_and_configure
+fi
 say "building (nice -n 15 make -j$jobs)"
 nice -n 15 make -C "$work/build" -j"$jobs" >>"$log" 2>&1 ||
-  { tail -n 30 "$log" >&2; die "glibc build failed (see $log)"; }
+  { echo $((SECONDS - t0)) >"$work/BUILD-SECONDS"; tail -n 30 "$log" >&2
+    die "glibc build failed (see $log; run again to resume)"; }
 stage=$out.stage
 rm -rf "$stage"
 mkdir -p "$stage/root"
