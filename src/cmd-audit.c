@@ -27,6 +27,7 @@
 #include "proc-cells.h"
 #include "proc-cet.h"
 #include "proc-marking.h"
+#include "proc-why.h"
 #include "prom-text.h"
 #include "sysinfo-cet.h"
 #include "util.h"
@@ -35,7 +36,7 @@ enum {
 	COL_PID, COL_PPID, COL_USER, COL_COMM, COL_EXE, COL_THREADS,
 	COL_FEATURES, COL_LOCKED, COL_SHSTK, COL_WRSS, COL_SHSTK_LOCKED,
 	COL_WRSS_LOCKED, COL_DIFFER, COL_SS_VMAS, COL_SS_SIZE, COL_MARKING,
-	COL_VERDICT, COL_UNIT,
+	COL_VERDICT, COL_UNIT, COL_WHY_OFF, COL_WHY_OBJECT,
 };
 
 /* the options of audit's own */
@@ -60,6 +61,8 @@ static const struct cetctl_column audit_columns[] = {
 	[COL_MARKING]  = { "MARKING", 9, 0, SCOLS_JSON_ARRAY_STRING, "CET marking of the executable (? unknown)" },
 	[COL_VERDICT]  = { "VERDICT", 40, CETCTL_FL_SENTENCE, SCOLS_JSON_STRING, "what the combination means" },
 	[COL_UNIT]     = { "UNIT", 16, 0, SCOLS_JSON_STRING, "systemd unit of the process, from its cgroup (empty: none)" },
+	[COL_WHY_OFF]  = { "WHY-OFF", 12, 0, SCOLS_JSON_STRING, "why it runs without a shadow stack: no-support, glibc-without-cet, tunable-off, unmarked, not-requested, unknown" },
+	[COL_WHY_OBJECT] = { "WHY-OBJECT", 20, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "the object WHY-OFF names (the first unmarked one in the loader's order, or the glibc loader)" },
 };
 #define NCOLS (sizeof(audit_columns) / sizeof(audit_columns[0]))
 
@@ -364,6 +367,7 @@ static void add_row(struct cetctl_table *t, const struct proc_cet *pc, bool json
 	cetctl_table_set_list(t, ln, COL_MARKING, json && pc->exe_marking < 0 ? NULL :
 			      cet_marking_str(pc->exe_marking, buf, sizeof(buf)), ",", "none");
 	cetctl_table_set(t, ln, COL_VERDICT, proc_cet_verdict(pc, buf, sizeof(buf)));
+	cetctl_set_why_off(t, ln, COL_WHY_OFF, COL_WHY_OBJECT, &pc->why);
 	/* Only when shown: one more file per process. */
 	if (cetctl_table_has(t, COL_UNIT))
 		cetctl_table_set(t, ln, COL_UNIT, proc_unit_read(root, pc->pid, buf, sizeof(buf)) == 0 &&
@@ -823,6 +827,10 @@ static int audit_parse(int argc, char **argv, struct audit_opts *o)
 	rc = cetctl_output_columns(&o->oa, audit_columns, NCOLS, o->ids, &o->nids, "audit");
 	if (rc != CETCTL_OUTPUT_CONTINUE)
 		return rc;
+	/* JSON: the reason and its object come with the verdict */
+	if (o->oa.topts.json)
+		cetctl_why_off_json_columns(o->ids, &o->nids, CETCTL_MAX_COLUMNS, COL_VERDICT,
+					    COL_WHY_OFF, COL_WHY_OBJECT);
 	if (optind < argc) {
 		warnx("audit: unexpected argument '%s' (use --pid for a list)", argv[optind]);
 		return cetctl_usage_error("audit");
@@ -837,6 +845,7 @@ struct audit_scan {
 	pid_t *pids;			/* of the /proc listing, sorted */
 	size_t npids;
 	bool ss_is_x86;
+	unsigned int lacks;		/* cet_sysinfo_lacks(), for WHY-OFF */
 	struct cet_marking_cache *cache;
 	struct cetctl_table *t;
 	struct audit_counts counts;
@@ -870,6 +879,7 @@ static int audit_plan(struct audit_scan *s, const struct audit_opts *o)
 	s->ss_is_x86 = cet_ss_is_x86_shstk(s->root, machine, sizeof(machine));
 	s->counts.kernel_support = cet_sysinfo_read_support(s->root, &si) == 0 ?
 				   si.status_lines : CET_UNKNOWN;
+	s->lacks = s->counts.kernel_support == CET_UNKNOWN ? 0 : cet_sysinfo_lacks(&si);
 	s->cache = cet_marking_cache_new();
 	s->t = cetctl_table_new(audit_columns, o->ids, o->nids, &o->oa.topts);
 	if (!s->t || !s->cache)
@@ -971,8 +981,12 @@ static void audit_one(struct audit_scan *s, pid_t pid)
 		;	/* not selected after all */
 	else if (pc.kthread || pc.zombie || pc.vanished)
 		count_skipped(s, &pc);
-	else
+	else {
+		if (cetctl_table_has(s->t, COL_VERDICT) || cetctl_table_has(s->t, COL_WHY_OFF) ||
+		    cetctl_table_has(s->t, COL_WHY_OBJECT))
+			proc_why_off_read(s->root, &pc, s->lacks, s->cache);
 		judge(s, &pc);
+	}
 	proc_cet_free(&pc);
 }
 

@@ -19,6 +19,7 @@
 #include "proc-cells.h"
 #include "proc-cet.h"
 #include "proc-marking.h"
+#include "proc-why.h"
 #include "sysinfo-cet.h"
 #include "cet-abi.h"
 #include "util.h"
@@ -28,7 +29,7 @@ enum {
 	COL_PID, COL_TID, COL_USER, COL_COMM, COL_EXE, COL_THREADS,
 	COL_FEATURES, COL_LOCKED, COL_SHSTK, COL_WRSS, COL_SHSTK_LOCKED,
 	COL_SS_VMAS, COL_SS_SIZE, COL_SS_RSS, COL_MARKING, COL_OBJECTS,
-	COL_UNMARKED, COL_VERDICT, COL_SSP,
+	COL_UNMARKED, COL_VERDICT, COL_SSP, COL_WHY_OFF, COL_WHY_OBJECT,
 };
 
 static const struct cetctl_column status_columns[] = {
@@ -51,6 +52,8 @@ static const struct cetctl_column status_columns[] = {
 	[COL_UNMARKED] = { "UNMARKED", 20, SCOLS_FL_WRAP, SCOLS_JSON_ARRAY_STRING, "mapped objects not marked for shadow stacks" },
 	[COL_VERDICT]  = { "VERDICT", 40, CETCTL_FL_SENTENCE, SCOLS_JSON_STRING, "what the combination means" },
 	[COL_SSP]      = { "SSP", 14, SCOLS_FL_RIGHT, SCOLS_JSON_STRING, "shadow-stack pointer, read with ptrace (stops the thread briefly)", CETCTL_JSON_CHILD },
+	[COL_WHY_OFF]  = { "WHY-OFF", 12, 0, SCOLS_JSON_STRING, "why it runs without a shadow stack: no-support, glibc-without-cet, tunable-off, unmarked, not-requested, unknown" },
+	[COL_WHY_OBJECT] = { "WHY-OBJECT", 20, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "the object WHY-OFF names (the first unmarked one in the loader's order, or the glibc loader)" },
 };
 #define NCOLS (sizeof(status_columns) / sizeof(status_columns[0]))
 
@@ -60,6 +63,7 @@ struct status_ctl {
 	bool ss_is_x86;
 	bool json;
 	const char *root;
+	unsigned int lacks;		/* cet_sysinfo_lacks() of the system */
 };
 
 static void usage(void)
@@ -220,6 +224,7 @@ static bool fill_process(struct status_ctl *ctl, const struct proc_cet *pc)
 			      cet_marking_str(pc->exe_marking, buf, sizeof(buf)), ",", "none");
 	fill_objects(ctl, ln, pc);
 	cetctl_table_set(t, ln, COL_VERDICT, proc_cet_verdict(pc, buf, sizeof(buf)));
+	cetctl_set_why_off(t, ln, COL_WHY_OFF, COL_WHY_OBJECT, &pc->why);
 	ssp_err = set_ssp(ctl, ln, pc->pid);
 	if (ssp_err)
 		ssp_fail++;
@@ -265,6 +270,13 @@ static pid_t parse_pid_arg(const char *root, const char *arg)
 	return (pid_t)v;
 }
 
+/* The columns that need to know why a process runs without a shadow stack. */
+static bool status_why(const struct cetctl_table *t)
+{
+	return cetctl_table_has(t, COL_VERDICT) || cetctl_table_has(t, COL_WHY_OFF) ||
+	       cetctl_table_has(t, COL_WHY_OBJECT);
+}
+
 /*
  * What the selected columns need read besides status and the threads:
  * smaps, the exe link and maps are often unreadable for another user's
@@ -283,10 +295,10 @@ static unsigned int status_reads(const struct cetctl_table *t)
 	/* the marking opens exe: the link itself tells a process that
 	 * exited from a recorded link to a file that is not here */
 	if (cetctl_table_has(t, COL_EXE) || cetctl_table_has(t, COL_MARKING) ||
-	    cetctl_table_has(t, COL_VERDICT))
+	    status_why(t))
 		what |= PROC_CET_EXE;
 	if (cetctl_table_has(t, COL_OBJECTS) || cetctl_table_has(t, COL_UNMARKED) ||
-	    cetctl_table_has(t, COL_VERDICT))
+	    status_why(t))
 		what |= PROC_CET_OBJECTS;
 	return what;
 }
@@ -363,6 +375,8 @@ static bool status_one(struct status_ctl *ctl, pid_t pid)
 		status_error(ctl, pid, pc.threads_errno, "cannot read its threads", NULL);
 		ok = false;
 	}
+	if (status_why(ctl->t))
+		proc_why_off_read(ctl->root, &pc, ctl->lacks, ctl->cache);
 	if (!fill_process(ctl, &pc))
 		ok = false;
 	proc_cet_free(&pc);
@@ -377,6 +391,7 @@ int cmd_status(int argc, char **argv)
 	struct cetctl_output_args oa = { .topts.json_name = "processes",
 					 .topts.json_children = "tasks", .topts.json_errors = true };
 	struct status_ctl ctl = { 0 };
+	struct cet_sysinfo si;
 	bool all_ok = true;
 	char machine[64];
 	pid_t *pids;
@@ -415,7 +430,13 @@ int cmd_status(int argc, char **argv)
 		if (!tid)
 			ids[nids++] = COL_TID;
 	}
+	/* JSON: the reason and its object come with the verdict */
+	if (ctl.json)
+		cetctl_why_off_json_columns(ids, &nids, CETCTL_MAX_COLUMNS, COL_VERDICT,
+					    COL_WHY_OFF, COL_WHY_OBJECT);
 	ctl.ss_is_x86 = cet_ss_is_x86_shstk(ctl.root, machine, sizeof(machine));
+	if (cet_sysinfo_read_support(ctl.root, &si) == 0)
+		ctl.lacks = cet_sysinfo_lacks(&si);
 	ctl.cache = cet_marking_cache_new();
 	ctl.t = cetctl_table_new(status_columns, ids, nids, &oa.topts);
 	if (!ctl.t)

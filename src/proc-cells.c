@@ -12,6 +12,7 @@
 #include "proc-cells.h"
 #include "proc-maps.h"
 #include "proc-status.h"
+#include "why-off.h"
 
 /* The typed value: the mappings, copied. */
 struct ss_vmas_value {
@@ -99,4 +100,28 @@ void cetctl_set_feature_bool(struct cetctl_table *t, struct cetctl_line *ln, int
 {
 	if (fl->present)
 		cetctl_table_set(t, ln, col, (fl->bits & bit) ? "yes" : "no");
+}
+
+void cetctl_set_why_off(struct cetctl_table *t, struct cetctl_line *ln, int col_reason,
+			int col_object, const struct why_off *why)
+{
+	cetctl_table_set(t, ln, col_reason, why_off_name(why->reason));
+	if (col_object >= 0)
+		cetctl_table_set(t, ln, col_object, why->object);
+}
+
+void cetctl_why_off_json_columns(int *ids, size_t *nids, size_t max, int col_verdict,
+				 int col_reason, int col_object)
+{
+	bool verdict = false, reason = false, object = false;
+
+	for (size_t k = 0; k < *nids; k++) {
+		verdict |= ids[k] == col_verdict;
+		reason |= ids[k] == col_reason;
+		object |= ids[k] == col_object;
+	}
+	if (verdict && !reason && *nids < max)
+		ids[(*nids)++] = col_reason;
+	if (verdict && !object && *nids < max)
+		ids[(*nids)++] = col_object;
 }

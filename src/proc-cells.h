@@ -14,6 +14,7 @@
 
 struct cet_feature_line;
 struct shstk_vmas;
+struct why_off;
 
 /* SS-VMAS of status: "start-end size rss, ..." in the table */
 extern const struct cetctl_value_type cetctl_ss_vmas_list;
@@ -30,5 +31,16 @@ void cetctl_set_feature_words(struct cetctl_table *t, struct cetctl_line *ln, in
 /* "yes"/"no" for @bit of a present line; nothing (null) for a missing one. */
 void cetctl_set_feature_bool(struct cetctl_table *t, struct cetctl_line *ln, int col,
 			     const struct cet_feature_line *fl, unsigned int bit);
+
+/*
+ * WHY-OFF (the reason's word) and WHY-OBJECT (the object it names): empty
+ * in the table, null in JSON, when there is none. @col_object may be -1.
+ */
+void cetctl_set_why_off(struct cetctl_table *t, struct cetctl_line *ln, int col_reason,
+			int col_object, const struct why_off *why);
+
+/* The JSON columns that come with VERDICT: add WHY-OFF, WHY-OBJECT to @ids. */
+void cetctl_why_off_json_columns(int *ids, size_t *nids, size_t max, int col_verdict,
+				 int col_reason, int col_object);
 
 #endif

@@ -16,7 +16,10 @@
 #               the shadow-stack fuzzer for 3 x 30 s (CETCTL_FUZZ_SHSTK=1: its
 #               long run, kernel argument cetctl.fuzz=1; README "Long runs"), then
 #               short boots of their own: nousershstk, and CRIU 4.2 (vm/build-criu.sh)
-#               dumping and restoring shadow-stack processes (tests/guest/criu.bats).
+#               dumping and restoring shadow-stack processes (tests/guest/criu.bats),
+#               and, when vm/build-glibc-cet.sh's CET glibc is cached (or with
+#               CETCTL_GLIBC_CET=1, which builds it: a long build), why glibc leaves
+#               shadow stacks off (tests/guest/glibc-cet.bats).
 #               One CPU: tests/guest/smp.bats skips ("1 CPU online"). CETCTL_BOCHS_SMP=1
 #               adds the 2-CPU soak, a boot of its own (--cpus 2: smp, conformance-flow,
 #               fuzz-shstk; ~25 min wall measured, vm/bochs/README.md "SMP")
@@ -317,6 +320,31 @@ run_criu() {
 		--append "cetctl.criu=1 shstk_legacy_elf=allow" --label bochs-criu --megs 512
 }
 
+# Debian 13's glibc 2.41 built with CET, managing shadow stacks itself
+# (tests/guest/glibc-cet.bats: cetctl says why it leaves them off). The glibc
+# build takes long (vm/build-glibc-cet.sh says how long), so this boot runs only
+# when it is cached, or with CETCTL_GLIBC_CET=1, which builds it.
+run_glibc_cet() {
+	local gdir ginitrd
+	if ! gdir=$(bash vm/build-glibc-cet.sh --cached-only 2>/dev/null | tail -n1); then
+		if [ "${CETCTL_GLIBC_CET:-0}" != 1 ]; then
+			log "bochs-glibc-cet: skipped: no CET glibc cached (CETCTL_GLIBC_CET=1 builds it)"
+			return
+		fi
+		log "Building Debian 13's glibc 2.41 with CET (vm/build-glibc-cet.sh)"
+		if ! gdir=$(bash vm/build-glibc-cet.sh | tail -n1); then
+			broken+=("glibc-cet: building the CET glibc failed")
+			return
+		fi
+	fi
+	if ! ginitrd=$(bash vm/mkinitramfs.sh --glibc-cet "$gdir" "$build" | tail -n1); then
+		broken+=("glibc-cet: building its guest image failed")
+		return
+	fi
+	initrd=$ginitrd run_guest bochs-glibc-cet vm/run-bochs.sh "$1" --suites glibc-cet \
+		--label bochs-glibc-cet
+}
+
 # A real Debian 12 system in the guest: a root built with mmdebstrap, our kernel
 # installed from its linux-image .deb (make bindeb-pkg: vm/build-kernel.sh --deb) with
 # dpkg, this checkout's cetctl .deb installed with apt (vm/debian-image.sh, cached by
@@ -382,6 +410,7 @@ for t in "${tiers[@]}"; do
 				run_guest bochs-nousershstk vm/run-bochs.sh "$kb" --suites nousershstk \
 					--append nousershstk --label bochs-nousershstk
 				run_criu "$kb"
+				run_glibc_cet "$kb"
 				# opt-in (CI budget): the same kernel on two emulated CPUs
 				if [ "${CETCTL_BOCHS_SMP:-0}" = 1 ]; then
 					run_guest bochs-smp vm/run-bochs.sh "$kb" --cpus 2 \

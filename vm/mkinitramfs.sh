@@ -1,5 +1,5 @@
 #!/bin/bash
-# vm/mkinitramfs.sh [--kselftest DIR | --demo] [--criu DIR] [BUILD_DIR] — build the guest
+# vm/mkinitramfs.sh [--kselftest DIR | --demo] [--criu DIR] [--glibc-cet DIR] [BUILD_DIR] — build the guest
 # initramfs (gzip'd newc cpio).
 #
 #   BUILD_DIR  the cetctl CMake build dir (default: <repo>/build). Whatever exists is
@@ -21,6 +21,10 @@
 # vm/guest-kselftest.sh as /usr/libexec/cetctl/kselftest.sh.
 # With --criu DIR (vm/build-criu.sh's output): criu as /usr/bin/criu (with its libraries)
 # and the zdtm tests as /opt/zdtm/ (tests/guest/criu.bats).
+# With --glibc-cet DIR (vm/build-glibc-cet.sh's output): that glibc's shared
+# objects as /opt/glibc-cet/lib (stripped), and the why-off programs linked
+# against it (tests/host/fixtures/build-why.sh) as /usr/libexec/cetctl/why/
+# (tests/guest/glibc-cet.bats). Opt-in: the glibc build is long.
 # With --demo: a small image for vm/demo.sh only (no suites, bats, perl, fixtures, stress
 # tools; busybox applets plus bash, grep, cat, sleep and dmesg from Debian, cetctl, its
 # preload library and the helpers the demo runs): Bochs unpacks it in seconds instead
@@ -34,8 +38,8 @@ die() { echo "mkinitramfs: ERROR: $*" >&2; exit 1; }
 say() { echo "mkinitramfs: $*" >&2; }
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-case "${1:-}" in -h|--help) sed -n '2,26p' "$0"; exit 0 ;; esac
-KSFT='' CRIU='' DEMO=0
+case "${1:-}" in -h|--help) sed -n '2,30p' "$0"; exit 0 ;; esac
+KSFT='' CRIU='' GLIBC_CET='' DEMO=0
 while [[ ${1:-} == --* ]]; do
   case $1 in
     --kselftest)
@@ -44,14 +48,18 @@ while [[ ${1:-} == --* ]]; do
     --criu)
       [[ $# -ge 2 && -x $2/criu ]] || die "--criu needs the directory vm/build-criu.sh built"
       CRIU=$(realpath "$2"); shift ;;
+    --glibc-cet)
+      [[ $# -ge 2 && -x $2/root/opt/glibc-cet/lib/ld-linux-x86-64.so.2 ]] ||
+        die "--glibc-cet needs the directory vm/build-glibc-cet.sh built"
+      GLIBC_CET=$(realpath "$2"); shift ;;
     --demo) DEMO=1 ;;
-    *) die "unknown option '$1' (usage: vm/mkinitramfs.sh [--kselftest DIR | --demo] [--criu DIR] [BUILD_DIR])" ;;
+    *) die "unknown option '$1' (usage: vm/mkinitramfs.sh [--kselftest DIR | --demo] [--criu DIR] [--glibc-cet DIR] [BUILD_DIR])" ;;
   esac
   shift
 done
 [[ -n $KSFT && $DEMO == 1 ]] && die "--kselftest and --demo do not go together"
 BUILD=${1:-$REPO/build}
-[[ $# -le 1 ]] || die "usage: vm/mkinitramfs.sh [--kselftest DIR | --demo] [--criu DIR] [BUILD_DIR]"
+[[ $# -le 1 ]] || die "usage: vm/mkinitramfs.sh [--kselftest DIR | --demo] [--criu DIR] [--glibc-cet DIR] [BUILD_DIR]"
 CACHE=${CETCTL_CACHE:-/root/.cache/cetctl}
 OUTDIR=$CACHE/initramfs
 mkdir -p "$OUTDIR"
@@ -198,6 +206,20 @@ if [[ -n $CRIU ]]; then
   cp -a "$CRIU/zdtm/." "$ST/opt/zdtm/"
   for t in "$CRIU"/zdtm/*; do [[ -x $t ]] && put_libs "$t"; done
   cp "$CRIU/VERSION" "$ST/opt/zdtm/CRIU-VERSION"
+fi
+
+if [[ -n $GLIBC_CET ]]; then
+  say "copying the CET glibc from $GLIBC_CET and building the why-off programs against it"
+  mkdir -p "$ST/opt/glibc-cet/lib" "$ST/usr/libexec/cetctl/why"
+  # the run-time objects only (no static archives, headers or locales)
+  find "$GLIBC_CET/root/opt/glibc-cet/lib" -maxdepth 1 -name '*.so*' \( -type f -o -type l \) \
+    -exec cp -a {} "$ST/opt/glibc-cet/lib/" \;
+  find "$ST/opt/glibc-cet/lib" -type f -exec strip --strip-debug {} \;
+  why=$(mktemp -d "$OUTDIR/why.XXXXXX")
+  bash "$REPO/tests/host/fixtures/build-why.sh" "$why" "$GLIBC_CET/root" ||
+    { rm -rf "$why"; die "building the why-off programs against $GLIBC_CET failed"; }
+  cp -a "$why/." "$ST/usr/libexec/cetctl/why/"
+  rm -rf "$why"
 fi
 
 # the host tier's ELF fixtures, built for this path (tests/guest/elf-oracle.bats)

@@ -276,7 +276,8 @@ static int read_dyn_names(int fd, uint64_t fsize, uint64_t stroff, const struct 
 	return 0;
 }
 
-static int read_dyninfo(const char *path, struct dyninfo *d)
+/* The dynamic names of the file open on @fd (not closed here). */
+static int read_dyninfo_fd(int fd, struct dyninfo *d)
 {
 	struct stat st;
 	Elf *e = NULL;
@@ -286,16 +287,11 @@ static int read_dyninfo(const char *path, struct dyninfo *d)
 	bool elf64;
 	unsigned char *dyn = NULL;
 	size_t dynlen = 0;
-	int fd, rc = 0;
+	int rc = 0;
 
 	memset(d, 0, sizeof(*d));
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return -EINVAL;
-	}
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &phnum) != 0) {
 		rc = ELF_CET_ECORRUPT;
@@ -346,10 +342,52 @@ out:
 	free(dyn);
 	if (e)
 		elf_end(e);
-	close(fd);
 	if (rc)
 		dyninfo_free(d);
 	return rc;
+}
+
+static int read_dyninfo(const char *path, struct dyninfo *d)
+{
+	int fd, rc;
+
+	memset(d, 0, sizeof(*d));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	rc = read_dyninfo_fd(fd, d);
+	close(fd);
+	return rc;
+}
+
+int elf_dyn_names_read_fd(int fd, struct elf_dyn_names *out)
+{
+	struct dyninfo d;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	rc = read_dyninfo_fd(fd, &d);
+	if (rc)
+		return rc;
+	out->soname = d.soname;
+	out->interp = d.interp;
+	out->needed = d.needed;
+	out->nneeded = d.nneeded;
+	free(d.rpath);
+	free(d.runpath);
+	return 0;
+}
+
+void elf_dyn_names_free(struct elf_dyn_names *n)
+{
+	for (size_t i = 0; i < n->nneeded; i++)
+		free(n->needed[i]);
+	free(n->needed);
+	free(n->soname);
+	free(n->interp);
+	memset(n, 0, sizeof(*n));
 }
 
 /* ---- ld.so.cache -------------------------------------------------------- */

@@ -81,6 +81,17 @@ int elf_cet_read_path(const char *path, struct elf_cet_info *out);
  */
 const char *elf_legacy_blocker(const char *path, char *buf, size_t size);
 
+/* The names the loader goes by in the ELF file open on @fd. */
+struct elf_dyn_names {
+	char *soname;			/* DT_SONAME, NULL when none */
+	char *interp;			/* PT_INTERP, NULL when none */
+	char **needed;			/* DT_NEEDED, in order */
+	size_t nneeded;
+};
+/* Returns 0 or -errno / ELF_CET_ECORRUPT; free with elf_dyn_names_free(). */
+int elf_dyn_names_read_fd(int fd, struct elf_dyn_names *out);
+void elf_dyn_names_free(struct elf_dyn_names *n);
+
 /* Whether the ELF file at @path has a DT_NEEDED entry starting with
  * @prefix (e.g. "libasan.so"): 1 yes, 0 no, or -errno. */
 int elf_needs_prefix(const char *path, const char *prefix);

@@ -294,6 +294,10 @@ const char *proc_cet_verdict(const struct proc_cet *pc, char *buf, size_t size)
 		snprintf(buf, size, "enabled, not locked: the process can turn it off%s", wrss_note);
 	} else if (locked) {
 		snprintf(buf, size, "not enabled, and locked off: it cannot be enabled any more");
+	} else if (pc->why.reason != WHY_OFF_NONE) {
+		char why[PATH_MAX + 256];
+
+		snprintf(buf, size, "not enabled: %s", why_off_sentence(&pc->why, why, sizeof(why)));
 	} else if (pc->exe_marking >= 0 && (pc->exe_marking & (int)CET_X86_FEATURE_1_SHSTK)) {
 		if (pc->objs_unmarked)
 			snprintf(buf, size, "marked but not enabled: %s is not marked, so the loader does not enable it",

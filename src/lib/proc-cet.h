@@ -16,6 +16,7 @@
 
 #include "proc-maps.h"
 #include "proc-status.h"
+#include "why-off.h"
 
 /*
  * Marking of one ELF file: CET_X86_FEATURE_1_* bits (cet-abi.h) as the
@@ -68,6 +69,10 @@ struct proc_cet {
 	int objs_errno;
 	size_t objs_unmarked;		/* objects known to lack the SHSTK bit */
 	const char *first_unmarked;	/* points into objs */
+
+	/* why it runs without a shadow stack (proc-why.h); NONE: not judged */
+	struct why_off why;
+	char why_object[PATH_MAX];	/* why.object points here */
 };
 
 /*

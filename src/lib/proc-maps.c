@@ -117,6 +117,7 @@ int proc_maps_parse_objects(const char *text, struct proc_objects *out)
 	const char *line;
 
 	out->path = NULL;
+	out->addr = NULL;
 	out->n = 0;
 	for (line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
 		char perms[8], pathbuf[PATH_MAX];
@@ -144,14 +145,22 @@ int proc_maps_parse_objects(const char *text, struct proc_objects *out)
 		if (out->n == cap) {
 			size_t ncap = cap ? cap * 2 : 8;
 			char **np = realloc(out->path, ncap * sizeof(*np));
+			unsigned long *na;
 
 			if (!np) {
 				proc_objects_free(out);
 				return -ENOMEM;
 			}
 			out->path = np;
+			na = realloc(out->addr, ncap * sizeof(*na));
+			if (!na) {
+				proc_objects_free(out);
+				return -ENOMEM;
+			}
+			out->addr = na;
 			cap = ncap;
 		}
+		out->addr[out->n] = s;
 		out->path[out->n] = strdup(pathbuf);
 		if (!out->path[out->n]) {
 			proc_objects_free(out);
@@ -169,6 +178,7 @@ int proc_maps_read_objects_at(int piddir, struct proc_objects *out)
 	int rc;
 
 	out->path = NULL;
+	out->addr = NULL;
 	out->n = 0;
 	n = cet_read_file_at(piddir, "maps", SMAPS_MAX, &text);
 	if (n < 0)
@@ -185,6 +195,8 @@ void proc_objects_free(struct proc_objects *objs)
 	for (i = 0; i < objs->n; i++)
 		free(objs->path[i]);
 	free(objs->path);
+	free(objs->addr);
 	objs->path = NULL;
+	objs->addr = NULL;
 	objs->n = 0;
 }

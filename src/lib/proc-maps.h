@@ -36,6 +36,7 @@ void shstk_vmas_free(struct shstk_vmas *vmas);
 /* Unique paths of executable file mappings, in address order. */
 struct proc_objects {
 	char **path;
+	unsigned long *addr;		/* start of each one's first executable mapping */
 	size_t n;
 };
 int proc_maps_parse_objects(const char *text, struct proc_objects *out);

@@ -10,6 +10,7 @@
 
 bats_require_minimum_version 1.5.0
 load lib/common
+load lib/record
 
 setup() {
 	grep -qw 'cetctl.record=1' /proc/cmdline || skip "recording not asked for (cetctl.record=1)"
@@ -20,24 +21,6 @@ setup() {
 
 teardown() {
 	stop_bg
-}
-
-emit() {	# emit RELPATH FILE
-	local data
-	data=$(base64 -w0 < "$2" 2>/dev/null) || return 0
-	echo "# REC-FILE $1 $data" >&3
-}
-
-record_pid() {	# record_pid ROLE PID
-	local role=$1 pid=$2 f t tid
-	for f in status stat comm maps smaps; do emit "$pid/$f" "/proc/$pid/$f"; done
-	t=$(readlink "/proc/$pid/exe" 2>/dev/null) && echo "# REC-LINK $pid/exe $t" >&3
-	for t in /proc/$pid/task/*; do
-		tid=${t##*/}
-		emit "$pid/task/$tid/status" "$t/status"
-		emit "$pid/task/$tid/stat" "$t/stat"
-	done
-	echo "# REC-ROLE $role $pid" >&3
 }
 
 # hold OUTFILE ARGS... : cetctl run ARGS in the background; the held pid is left in

@@ -192,6 +192,8 @@ static void test_maps(void)
 		CHECK_STR(o.path[1], "/usr/lib/x86_64-linux-gnu/libc.so.6");
 		CHECK_STR(o.path[2], "/tmp/my lib (deleted)");
 		CHECK_STR(o.path[3], "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
+		/* each at its first executable mapping (why-off orders dlopen'ed ones by it) */
+		CHECK(o.addr[3] == 0x7f2000200000UL);
 	}
 	proc_objects_free(&o);
 	CHECK(proc_maps_parse_objects("not a map\n", &o) == 0 && o.n == 0);
