@@ -84,32 +84,36 @@ EPERM=1 EINVAL=22 EOPNOTSUPP=95
 	[ "$output" = $'x86_Thread_features:\tshstk \nx86_Thread_features_locked:\tshstk wrss ' ]
 }
 
-@test "ARCH_SHSTK_UNLOCK by a locked task itself: EINVAL on ours, EPERM on mainline" {
-	has_cet || skip "no CET in this CPU"
-	# enabled and locked (SHSTK and WRSS) by cetctl: UNLOCK WRSS, UNLOCK SHSTK, DISABLE SHSTK
-	run cetctl run --shstk -q -- perl -e "$PRCTL"'st; ap(0x5004, 2); ap(0x5004, 1); ap(0x5002, 1); st'
+# calls OURS MAINLINE CETCTL_OPTION... -- CALLS: the perl calls CALLS in a program started
+# by cetctl run with the options; its output must be OURS on our kernel, MAINLINE on 6.12.
+calls() {
+	local ours=$1 mainline=$2 opts=()
+	shift 2
+	while [[ $1 != -- ]]; do opts+=("$1"); shift; done
+	run cetctl run "${opts[@]}" -q -- perl -e "$PRCTL$2"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	if series_kernel; then
-		[ "$output" = "s=1 $EINVAL $EINVAL $EPERM s=1 " ]
+		[ "$output" = "$ours" ]
 	else
-		[ "$output" = "s=1 $EPERM $EPERM $EPERM s=1 " ]
+		[ "$output" = "$mainline" ]
 	fi
+}
+
+@test "ARCH_SHSTK_UNLOCK by a locked task itself: EINVAL on ours, EPERM on mainline" {
+	has_cet || skip "no CET in this CPU"
+	# enabled and locked (SHSTK and WRSS) by cetctl: UNLOCK WRSS, UNLOCK SHSTK, DISABLE SHSTK
+	calls "s=1 $EINVAL $EINVAL $EPERM s=1 " "s=1 $EPERM $EPERM $EPERM s=1 " --shstk -- \
+		'st; ap(0x5004, 2); ap(0x5004, 1); ap(0x5002, 1); st'
 }
 
 @test "ARCH_SHSTK_UNLOCK by an unlocked task itself: EINVAL on ours, an ENABLE on mainline" {
 	has_cet || skip "no CET in this CPU"
-	# cetctl run --no-lock: SHSTK on, nothing locked. UNLOCK WRSS, then LOCK SHSTK, DISABLE
-	# SHSTK (locked now: EPERM on both)
-	run cetctl run --shstk --no-lock -q -- perl -e "$PRCTL"'st; ap(0x5004, 2); st; ap(0x5003, 1); ap(0x5002, 1); st'
-	echo "$output"
-	[ "$status" -eq 0 ]
-	if series_kernel; then
-		[ "$output" = "s=1 $EINVAL s=1 0 $EPERM s=1 " ]
-	else
-		# mainline's UNLOCK of an unlocked WRSS went on to ENABLE it: s=3
-		[ "$output" = "s=1 0 s=3 0 $EPERM s=3 " ]
-	fi
+	# --no-lock: SHSTK on, nothing locked. UNLOCK WRSS, then LOCK SHSTK, DISABLE SHSTK
+	# (locked now: EPERM on both). Mainline's UNLOCK of the unlocked WRSS goes on to
+	# ENABLE it: features 3
+	calls "s=1 $EINVAL s=1 0 $EPERM s=1 " "s=1 0 s=3 0 $EPERM s=3 " --shstk --no-lock -- \
+		'st; ap(0x5004, 2); st; ap(0x5003, 1); ap(0x5002, 1); st'
 }
 
 @test "no CET: ARCH_SHSTK_UNLOCK by the task itself is EINVAL on ours; LOCK takes, DISABLE is then EPERM" {
