@@ -46,7 +46,8 @@ info_value() { awk -v n="$1" '$1 == n { print $2 }' <<<"$output"; }
 	[ "$status" -eq 0 ]
 	# cetctl run's exec replaces it: the PID is sleep's
 	[ "$(readlink "/proc/$bgpid/exe")" = /usr/bin/sleep ]
-	grep -Eq "^$bgpid shstk shstk.wrss enabled.and.locked" <<<"$output"
+	# (--raw writes a space inside a value as \x20)
+	[ "$output" = "$bgpid shstk shstk\\x20wrss enabled\\x20and\\x20locked" ]
 	run cetctl status -n --raw -o SS-SIZE "$bgpid"
 	[ "$output" -gt 0 ]
 }
