@@ -67,13 +67,14 @@ flock -w 3600 8 || die "timed out waiting for $CACHE/.lock"
 # system has), node_exporter, a real network daemon, curl to talk to both, bats
 # for the tests, procps; cetctl's own run-time dependencies so that apt
 # installs the local .deb without fetching anything. Trixie: no node_exporter
-# (the debian13 tier does not test it); libelf1 is libelf1t64 there (it provides
-# libelf1 (= its version), which the bookworm-built .deb asks for).
+# (the debian13 tier does not test it), nginx as the daemon under cetctl (lighttpd
+# 1.4.79 cannot run there: tests/debian13/daemon.bats); libelf1 is libelf1t64 there
+# (it provides libelf1 (= its version), which the bookworm-built .deb asks for).
 PACKAGES=(systemd-sysv udev prometheus-node-exporter lighttpd curl bats procps
           libbsd0 libelf1 libsmartcols1)
 pfx=''
 if [[ $suite == trixie ]]; then
-  PACKAGES=(systemd-sysv udev lighttpd curl bats procps libbsd0 libelf1t64 libsmartcols1)
+  PACKAGES=(systemd-sysv udev lighttpd nginx curl bats procps libbsd0 libelf1t64 libsmartcols1)
   pfx=trixie-
 fi
 BASE_RECIPE=1   # bump when the base step changes
@@ -242,6 +243,10 @@ printf '127.0.0.1\tlocalhost\n127.0.1.1\tcetguest\n' > "$root/etc/hosts"
 # dpkg and apt in the root (a private mount namespace: nothing stays mounted); trixie's
 # kernel files are in place already
 kinstall=:
+# trixie: lighttpd is started by its test only (it dies under cetctl run --shstk there,
+# tests/debian13/daemon.bats); nginx is the daemon that runs at boot
+trixie_units=:
+[[ $suite == trixie ]] && trixie_units="chroot \"$root\" systemctl disable lighttpd.service"
 [[ $suite == bookworm ]] && kinstall="chroot \"$root\" dpkg -i /var/cache/cetctl-test/$(basename "$kdeb")"
 cat > "$img/install.sh" <<EOF
 set -e
@@ -257,6 +262,7 @@ chroot "$root" systemctl mask serial-getty@ttyS0.service getty@tty1.service
 # e2scrub_reap cleans up LVM snapshots of e2scrub, getty-static starts gettys on
 # virtual terminals (this kernel has none)
 chroot "$root" systemctl mask e2scrub_reap.service getty-static.service
+$trixie_units
 EOF
 if ! timeout 900 unshare -m --propagation private bash "$img/install.sh" >"$img/install.log" 2>&1; then
   tail -n 25 "$img/install.log" >&2

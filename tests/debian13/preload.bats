@@ -52,3 +52,19 @@ setup() {
 	[[ $output == *"rc=139"* ]]
 	[[ $output != *okrc=* ]]
 }
+
+@test "what the preload library cannot mend: a failed dlopen unwinds inside the loader and faults" {
+	# ld.so catches its own errors (_dl_catch_exception) with a setjmp/longjmp of its own;
+	# glibc 2.41 built without CET leaves the shadow stack behind there, and the preload
+	# library (which interposes libc's longjmp) cannot reach it: the next return in ld.so
+	# faults. Any failed dlopen or dlsym does this (tests/debian13/daemon.bats: lighttpd).
+	expect_kernel_log 'perl.* control protection .* in ld-linux-x86-64\.so\.2'
+	run bash -c 'cetctl run --shstk -q -- perl -e "require DynaLoader; DynaLoader::dl_load_file(q(/nonexistent-cetctl.so)); print qq(ok)"; echo "rc=$?"'
+	echo "$output"
+	[[ $output == *"rc=139"* ]]
+	[[ $output != *okrc=* ]]
+	dmesg | grep -q 'perl.* control protection .* in ld-linux-x86-64\.so\.2'
+	# the same without a shadow stack: dlopen fails and perl goes on
+	run perl -e 'require DynaLoader; DynaLoader::dl_load_file(q(/nonexistent-cetctl.so)) and die; print qq(ok)'
+	[ "$output" = ok ]
+}
