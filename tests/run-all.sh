@@ -27,8 +27,10 @@
 #               emulated CET (run_debian13 below, vm/debian13/README.md): cetctl's
 #               commands on real processes, lighttpd under run --shstk, the preload
 #               library with glibc 2.41, the kernel ABI differences (tests/debian13/).
-#               Measured: kernel build NN min (once; cached), image NN min, the boot
-#               and suites NN min wall
+#               Time: the kernel's first build is hours on 2 cores (Debian's whole
+#               vmlinux with DEBUG_INFO/BTF; cached, then seconds); the image ~10-25 min
+#               on a loaded machine (once per input); the boot to systemd ~7 min wall in
+#               Bochs, the suites ~1-2 min each (vm/debian13/README.md "Figures")
 #
 # It installs the Debian packages it needs (vm/install-deps.sh), builds
 # cetctl and its tests, builds our kernel from linux-source-6.1 plus
