@@ -23,7 +23,11 @@ has_worker() { local w; mapfile -t w < <(children "$(master)" nginx); ((${#w[@]}
 @test "nginx.service runs nginx under cetctl run --shstk (drop-in), started at boot" {
 	run systemctl cat nginx.service
 	[[ $output == *"ExecStart=/usr/bin/cetctl run --shstk -- /usr/sbin/nginx"* ]]
-	wait_for 120 serving
+	if ! wait_for 120 serving; then
+		systemctl status nginx.service --no-pager -l || true
+		journalctl -b -u nginx.service --no-pager | tail -n 20
+		false
+	fi
 	[ "$(prop nginx.service ActiveState)" = active ]
 	[ "$(readlink "/proc/$(master)/exe")" = /usr/sbin/nginx ]
 	[ "$(prop nginx.service MainPID)" = "$(master)" ]
