@@ -158,6 +158,21 @@ static void kernel_rows(struct cetctl_table *t, const struct cet_sysinfo *si, co
 	    strcmp(policy, "none") == 0 ? "no such policy" : "unknown", why);
 }
 
+/* Why the C library does or does not enable shadow stacks itself. */
+static const char *glibc_detail(const struct cet_sysinfo *si)
+{
+	if (si->glibc_can_enable)
+		return "glibc >= 2.39 built with CET enables shadow stacks itself "
+		       "(GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK)";
+	if (!cet_glibc_manages_shstk(si->glibc_version))
+		return "glibc < 2.39 does not know the shadow-stack ABI: use 'cetctl run --shstk'";
+	if (si->glibc_cet == CET_NO)
+		return "this glibc was built without CET (its libc.so.6 is not marked SHSTK) "
+		       "and never enables shadow stacks: use 'cetctl run --shstk'";
+	return "cannot tell whether this glibc was built with CET (its libc.so.6 could not "
+	       "be read): use 'cetctl run --shstk'";
+}
+
 /* Every row, the verdict last; returns the exit status. */
 static int info_report(struct cetctl_table *t, const struct cet_sysinfo *si, const char *root)
 {
@@ -172,9 +187,7 @@ static int info_report(struct cetctl_table *t, const struct cet_sysinfo *si, con
 	cpu_rows(t, si);
 	kernel_rows(t, si, root);
 	row(t, "glibc", si->glibc_version, "the C library cetctl runs with");
-	row(t, "glibc-can-enable", yes_no(si->glibc_can_enable), "%s",
-	    si->glibc_can_enable ? "glibc >= 2.39 enables shadow stacks itself (GLIBC_TUNABLES=glibc.cpu.hwcaps=SHSTK)"
-				 : "glibc < 2.39 does not know the shadow-stack ABI: use 'cetctl run --shstk'");
+	row(t, "glibc-can-enable", yes_no(si->glibc_can_enable), "%s", glibc_detail(si));
 	missing = missing_links(si);
 	row(t, "supported", missing ? "no" : "yes", "%s",
 	    missing ? missing : "this CPU and kernel can run user shadow stacks");

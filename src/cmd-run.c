@@ -294,8 +294,8 @@ static void usage(void)
 	printf("  -w, --wrss             also enable WRSS (implies --shstk)\n");
 	printf("      --lock             lock the features after enabling (default)\n");
 	printf("      --no-lock          leave the features unlocked\n");
-	printf("  -m, --method <how>     ptrace, glibc (glibc >= 2.39, verified at the entry\n"
-	       "                         point after the loader) or auto (default)\n");
+	printf("  -m, --method <how>     ptrace, glibc (glibc >= 2.39 built with CET, verified\n"
+	       "                         at the entry point after the loader) or auto (default)\n");
 	printf("  -q, --quiet            no warnings about markings and the C library\n");
 	printf("      --no-preload       do not preload the setjmp/longjmp helper library\n");
 	printf("      --trace-only       start through the tracer but enable nothing (tests;\n"
@@ -426,7 +426,10 @@ static void gather_facts(struct run_ctx *c)
 	int prog_rc = -1;
 
 	c->glibc = gnu_get_libc_version();
-	f->glibc_manages = cet_glibc_manages_shstk(c->glibc);
+	/* a recent glibc manages shadow stacks only when built with CET support:
+	 * its libc.so.6 is marked (Debian 13's glibc 2.41 is not) */
+	f->libc_marked = cet_libc_path(c->libc, sizeof(c->libc)) ? marked(c->libc) : -1;
+	f->glibc_manages = cet_glibc_manages_shstk(c->glibc) && f->libc_marked == 1;
 	if (!o->trace_only && cet_sysinfo_read_support(NULL, &si) == 0)
 		f->lacks = cet_sysinfo_lacks(&si);
 	else if (!o->trace_only)
@@ -443,7 +446,6 @@ static void gather_facts(struct run_ctx *c)
 		prog_rc = elf_cet_read_path(c->path, &prog);
 	f->has_interp = prog_rc == 0 && elf_cet_interp64(&prog);
 	f->prog_marked = prog_rc == 0 ? elf_cet_shstk_marked(&prog) : -1;
-	f->libc_marked = said && cet_libc_path(c->libc, sizeof(c->libc)) ? marked(c->libc) : -1;
 	f->exec_only = faccessat(AT_FDCWD, c->path, R_OK, AT_EACCESS) < 0 && errno == EACCES;
 	if (run_plan_method(o, f) == RUN_METHOD_PTRACE && o->preload)
 		f->uses_asan = elf_needs_prefix(c->path, "libasan.so") == 1;
@@ -473,8 +475,10 @@ static int say_refusal(const struct run_ctx *c)
 	case RUN_GO:
 		return 0;
 	case RUN_REFUSE_GLIBC_OLD:
-		run_say("--method=glibc needs glibc >= %s, which manages shadow stacks itself; "
-			"this is glibc %s (use --method=ptrace)", CET_GLIBC_MANAGES_SHSTK, c->glibc);
+		run_say("--method=glibc needs a glibc >= %s built with CET, which manages shadow "
+			"stacks itself; this is glibc %s%s (use --method=ptrace)",
+			CET_GLIBC_MANAGES_SHSTK, c->glibc, cet_glibc_manages_shstk(c->glibc) ?
+			", built without CET (its libc.so.6 is not marked SHSTK)" : "");
 		break;
 	case RUN_REFUSE_GLIBC_OPTIONS:
 		run_say("--method=glibc cannot do --wrss or --no-lock (glibc locks the "

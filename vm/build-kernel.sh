@@ -19,6 +19,16 @@
 #                                suites can be compared against mainline behaviour
 #   vm/build-kernel.sh --ref --fixes [--bochs]   the same with kernel-series/mainline/
 #                                (our fixes for mainline, its `series` file) applied
+#   vm/build-kernel.sh --debian13   Debian 13's kernel for the debian13 tier (tests/run-all.sh
+#                                debian13): linux-source-6.12 with Debian's own config
+#                                (linux-config-6.12, config.amd64_none_amd64) reduced to the
+#                                modules vm/debian13/kernel-builtin.list builds in (every =y
+#                                kept: vm/debian13/kernel-config.sh), no series, plus
+#                                vm/bochs/cet-bochs27-quirks.patch (it boots in Bochs only);
+#                                its own tree (ktree/<pkgver>-debian13). Next to the bzImage:
+#                                config, System.map, release, config-diff.txt (what differs
+#                                from Debian's config). Default make timeout 4 h (the config keeps
+#                                Debian's DEBUG_INFO and BTF)
 #
 # The LAST line of stdout is the absolute path of the bzImage; progress goes to stderr,
 # the make output to a log file next to the output (its path is printed on failure).
@@ -30,6 +40,9 @@
 #   kernel/<key>/bzImage     key = sha256(recipe, package version, kernel-series/*, vm/kernel.config)
 #   kernel/<key>/bochs-<bkey>/bzImage-bochs   bkey = sha256(vm/bochs/*.patch)
 #   kernel/<key>/deb-<DEB_RECIPE>/linux-image-<release>_<release>-1_amd64.deb   (--deb)
+#   kernel/debian13-<key>/bzImage   key = sha256(recipe, linux-source-6.12 and linux-config-6.12
+#                            versions, vm/debian13/kernel-config.sh and kernel-builtin.list,
+#                            the Bochs patch)
 # Unchanged inputs → the cached bzImage is reused ("cached").
 # Env: CETCTL_SERIES_DIR (another series dir with a `series` file, for trying a
 #      series before it is committed), CETCTL_CACHE, CETCTL_JOBS (default nproc), CETCTL_MAKE_TIMEOUT (s, default 5400),
@@ -39,7 +52,7 @@ set -euo pipefail
 die() { echo "build-kernel: ERROR: $*" >&2; exit 1; }
 say() { echo "build-kernel: $*" >&2; }
 
-variant=qemu ref=0 base=0 deb=0 fixes=0
+variant=qemu ref=0 base=0 deb=0 fixes=0 d13=0
 for a in "$@"; do
   case $a in
     --bochs) variant=bochs ;;
@@ -47,8 +60,9 @@ for a in "$@"; do
     --ref) ref=1 ;;
     --base) base=1 ;;
     --fixes) fixes=1 ;;
-    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
-    *) die "unknown argument '$a' (usage: vm/build-kernel.sh [--ref [--fixes]|--base] [--bochs] | --deb)" ;;
+    --debian13) d13=1 ;;
+    -h|--help) sed -n '2,/^set -euo/{ /^#/p }' "$0"; exit 0 ;;
+    *) die "unknown argument '$a' (usage: vm/build-kernel.sh [--ref [--fixes]|--base] [--bochs] | --deb | --debian13)" ;;
   esac
 done
 
@@ -61,7 +75,10 @@ FRAG=$REPO/vm/kernel.config
 BOCHS_DIR=$REPO/vm/bochs
 BOCHS_PATCH=$BOCHS_DIR/cet-bochs27-quirks.patch
 SRCPKG=linux-source-6.1
-((ref)) && SRCPKG=linux-source-6.12
+((ref || d13)) && SRCPKG=linux-source-6.12
+((d13)) && MAKE_TMO=${CETCTL_MAKE_TIMEOUT:-14400}
+D13_DIR=$REPO/vm/debian13
+D13_CONFIG=/usr/src/linux-config-6.12/config.amd64_none_amd64.xz
 TARBALL=/usr/src/$SRCPKG.tar.xz
 
 for t in git make gcc ccache flex bison bc xz sha256sum flock timeout; do
@@ -70,7 +87,7 @@ done
 
 pkgver=$(dpkg-query -W -f='${db:Status-Status} ${Version}' $SRCPKG 2>/dev/null || true)
 if [[ "$pkgver" != installed\ * ]]; then
-  ((ref)) && die "package $SRCPKG is not installed (reference kernel only: apt-get install $SRCPKG)"
+  ((ref || d13)) && die "package $SRCPKG is not installed (run vm/install-deps.sh)"
   die "package $SRCPKG is not installed (run vm/install-deps.sh)"
 fi
 pkgver=${pkgver#installed }
@@ -80,6 +97,8 @@ say "found $SRCPKG package version $pkgver ($TARBALL)"
 
 # Patches listed in kernel-series/series (quilt style: one file name per line, # comments).
 ((ref && base)) && die "--ref and --base exclude each other"
+((d13)) && { ((!ref && !base && !deb && !fixes)) && [[ $variant == qemu ]] ||
+             die "--debian13 takes no other option (it is always the Bochs build)"; }
 ((fixes && !ref)) && die "--fixes needs --ref (kernel-series/mainline/ is for linux-source-6.12)"
 ((fixes)) && SERIES_DIR=$REPO/kernel-series/mainline
 [[ $variant == bochs ]] && ((base)) && die "--base has no Bochs variant"
@@ -91,7 +110,9 @@ if ((deb)); then
   done
 fi
 patches=()
-if ((base)); then
+if ((d13)); then
+  say "debian13 build: Debian's config, kernel-series/ is NOT applied"
+elif ((base)); then
   say "baseline build: kernel-series/ is NOT applied (unpatched $SRCPKG)"
 elif ((ref && !fixes)); then
   say "reference build: kernel-series/ is NOT applied (mainline shadow stacks of $SRCPKG)"
@@ -111,12 +132,23 @@ series_hash=$( { cat "$SERIES_DIR/series" 2>/dev/null
                sha256sum | cut -c1-16)
 ((ref && !fixes)) && series_hash=none
 ((base)) && series_hash=base
+((d13)) && series_hash=debian13
 RECIPE=2   # bump when this script changes how a kernel is built (invalidates the cache)
 key=$( { echo "recipe $RECIPE"; echo "$pkgver"; echo "$series_hash"; sha256sum < "$FRAG"; } | sha256sum | cut -c1-16)
 outdir=$CACHE/kernel/$key
 ((ref)) && outdir=$CACHE/kernel/ref-$key
 ((base)) && outdir=$CACHE/kernel/base-$key
-if [[ $variant == bochs ]]; then
+if ((d13)); then
+  cfgver=$(dpkg-query -W -f='${db:Status-Status} ${Version}' linux-config-6.12 2>/dev/null || true)
+  [[ $cfgver == installed\ * && -s $D13_CONFIG ]] ||
+    die "package linux-config-6.12 is not installed or lacks $D13_CONFIG (run vm/install-deps.sh)"
+  [[ -f $BOCHS_PATCH ]] || die "$BOCHS_PATCH missing"
+  key=$( { echo "recipe $RECIPE debian13 1"; echo "$pkgver"; echo "${cfgver#installed }"
+           sha256sum < "$D13_DIR/kernel-config.sh"; sha256sum < "$D13_DIR/kernel-builtin.list"
+           sha256sum < "$BOCHS_PATCH"; } | sha256sum | cut -c1-16)
+  outdir=$CACHE/kernel/debian13-$key
+  out=$outdir/bzImage
+elif [[ $variant == bochs ]]; then
   [[ -f $BOCHS_PATCH ]] || die "$BOCHS_PATCH missing"
   bkey=$(sha256sum < "$BOCHS_PATCH" | cut -c1-16)   # only the patch affects the kernel
   outdir=$outdir/bochs-$bkey
@@ -141,13 +173,17 @@ fi
 mkdir -p "$CACHE/ktree" "$outdir"
 tree_root=$CACHE/ktree/$pkgver
 ((base)) && tree_root=$CACHE/ktree/$pkgver-base
+((d13)) && tree_root=$CACHE/ktree/$pkgver-debian13
 tree=$tree_root/linux
 log=$outdir/build.log
 : > "$log"
 
-# One build per tree at a time (other callers wait up to 2 h).
-exec 9>"$CACHE/ktree/$pkgver.lock"
-flock -w 7200 9 || die "timed out waiting for the kernel tree lock $CACHE/ktree/$pkgver.lock"
+# One build per tree at a time (other callers wait up to 2 h); the debian13 tree is
+# its own, so its long build holds only its own lock.
+lock=$CACHE/ktree/$pkgver.lock
+((d13)) && lock=$CACHE/ktree/$pkgver-debian13.lock
+exec 9>"$lock"
+flock -w 7200 9 || die "timed out waiting for the kernel tree lock $lock"
 
 # re-check after waiting: someone else may have built it meanwhile
 ((deb)) && out=$outdir/$(cat "$outdir/deb" 2>/dev/null || echo none)
@@ -194,7 +230,7 @@ else
   G clean -fdq
 fi
 
-if [[ $variant == bochs ]]; then
+if [[ $variant == bochs ]] || ((d13)); then
   say "applying vm/bochs/$(basename "$BOCHS_PATCH") (Bochs test build only)"
   if ! G apply --whitespace=nowarn "$BOCHS_PATCH" >>"$log" 2>&1; then
     tail -n 20 "$log" >&2
@@ -206,8 +242,20 @@ fi
 grep -qxF '/.cetctl-series' "$tree/.git/info/exclude" 2>/dev/null || echo '/.cetctl-series' >> "$tree/.git/info/exclude"
 
 export KBUILD_BUILD_USER=cetctl KBUILD_BUILD_HOST=cetctl-build KBUILD_BUILD_TIMESTAMP="@0"
-M() { timeout "$MAKE_TMO" make -C "$tree" -j"$JOBS" CC="ccache gcc" LOCALVERSION= "$@" >>"$log" 2>&1; }
+# debian13: no Rust toolchain, as in Debian's build (its config says RUSTC_VERSION=0)
+mk_extra=()
+((d13)) && mk_extra=(RUSTC=/nonexistent/rustc)
+M() { timeout "$MAKE_TMO" make -C "$tree" -j"$JOBS" CC="ccache gcc" LOCALVERSION= "${mk_extra[@]}" "$@" >>"$log" 2>&1; }
 
+if ((d13)); then
+  say "configuring (Debian's $(basename "$D13_CONFIG"), modules: vm/debian13/kernel-builtin.list only)"
+  xz -dc "$D13_CONFIG" > "$outdir/config-debian"
+  bash "$D13_DIR/kernel-config.sh" prepare "$outdir/config-debian" "$D13_DIR/kernel-builtin.list" > "$tree/.config"
+  M olddefconfig || { tail -n 30 "$log" >&2; die "configuration failed (log: $log)"; }
+  bash "$D13_DIR/kernel-config.sh" check "$outdir/config-debian" "$D13_DIR/kernel-builtin.list" \
+    "$tree/.config" > "$outdir/config-diff.txt" || die "the reduced config is not what vm/debian13/kernel-builtin.list asks (see above)"
+  say "$(sed -n 3,5p "$outdir/config-diff.txt" | tr '\n' ';')"
+else
 say "configuring (allnoconfig + vm/kernel.config)"
 M KCONFIG_ALLCONFIG="$FRAG" allnoconfig || { tail -n 30 "$log" >&2; die "configuration failed (log: $log)"; }
 
@@ -218,6 +266,7 @@ while IFS= read -r opt; do
 done < <(sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=y[[:space:]]*$/\1/p' "$FRAG")
 if ((${#missing[@]})); then
   say "WARNING: ${#missing[@]} option(s) set =y in vm/kernel.config are NOT =y in .config (missing dependency or not in this tree): ${missing[*]}"
+fi
 fi
 
 t0=$(date +%s)
@@ -255,6 +304,13 @@ say "build took $(( $(date +%s) - t0 )) s"
 
 cp "$tree/arch/x86/boot/bzImage" "$out.tmp"
 cp "$tree/.config" "$outdir/config${variant/qemu/}"
+if ((d13)); then
+  cp "$tree/System.map" "$outdir/System.map"
+  cp "$tree/include/config/kernel.release" "$outdir/release"
+  # what kmod needs to know the built-in modules (depmod in the image)
+  M modules.builtin >/dev/null 2>&1 || true
+  for f in modules.builtin modules.builtin.modinfo; do [[ -f $tree/$f ]] && cp "$tree/$f" "$outdir/"; done
+fi
 mv "$out.tmp" "$out"
 say "kernel $(cat "$tree/include/config/kernel.release" 2>/dev/null || echo '?') → $out"
 echo "$out"

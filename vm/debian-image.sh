@@ -1,24 +1,36 @@
 #!/bin/bash
-# vm/debian-image.sh KERNEL_DEB — the Debian 12 system of the debian tier (tests/run-all.sh
-# debian): a root file system built with mmdebstrap, our kernel installed from its
-# linux-image .deb (vm/build-kernel.sh --deb) with dpkg, the cetctl .deb of this checkout
-# (dpkg-buildpackage in a copy of the tracked files) installed with apt, the guest tests
-# (tests/debian/) run at boot by a systemd unit (vm/debian-guest/). The LAST line of stdout is
-# the image directory:
+# vm/debian-image.sh [--suite bookworm|trixie] KERNEL — the Debian system of a Debian tier:
+#
+#   bookworm (default)  Debian 12, the debian tier (tests/run-all.sh debian): KERNEL is our
+#                       kernel's linux-image .deb (vm/build-kernel.sh --deb), installed with
+#                       dpkg; the guest tests are tests/debian/
+#   trixie              Debian 13, the debian13 tier (tests/run-all.sh debian13): KERNEL is
+#                       the directory of vm/build-kernel.sh --debian13 (Debian 13's 6.12 with
+#                       Debian's config, no series of ours), laid out as Debian's linux-image
+#                       package lays it out (/boot/vmlinuz-, config-, System.map-RELEASE; the
+#                       built-in modules known to kmod); the guest tests are those
+#                       tests/debian13/order names, from tests/debian13/ or else tests/debian/
+#
+# A root file system built with mmdebstrap from this machine's Debian mirror (its apt
+# sources, the suite names replaced for trixie), the cetctl .deb of this checkout
+# (dpkg-buildpackage in a copy of the tracked files; the same package for both suites)
+# installed with apt, the guest tests run at boot by a systemd unit (vm/debian-guest/).
+# The LAST line of stdout is the image directory:
 #   root.img       ext4 file system (the whole disk: no partition table, root=/dev/vda|sda)
 #   vmlinuz        /boot/vmlinuz-RELEASE copied out of the image (what the .deb installed)
 #   release        that kernel release
 # Progress goes to stderr.
 #
-# Cache (${CETCTL_CACHE:-/root/.cache/cetctl}/debian), each layer keyed by its inputs:
-#   base-<key>/root.tar        mmdebstrap --variant=minbase bookworm with PACKAGES below;
-#                              key = recipe, package list, mmdebstrap version, apt sources
+# Cache (${CETCTL_CACHE:-/root/.cache/cetctl}/debian), each layer keyed by its inputs
+# (trixie's base and image layers are named base-trixie-<key>, image-trixie-<key>):
+#   base-<key>/root.tar        mmdebstrap --variant=minbase SUITE with PACKAGES below;
+#                              key = recipe, suite, package list, mmdebstrap version, apt sources
 #   cetctl-deb-<key>/*.deb     cetctl_V and cetctl_V+upgradetest1 (the upgrade test's second
 #                              build; nocheck: the host tier runs the tests); key = the tracked
 #                              files of the checkout as they are now, less vm/, kernel-series/,
 #                              tests/debian/, tests/guest/*.bats
-#   image-<key>/               key = the base, both .debs, the kernel .deb, tests/debian/,
-#                              vm/debian-guest/ and this script
+#   image-<key>/               key = the base, both .debs, the kernel, tests/debian/,
+#                              tests/debian13/ (trixie), vm/debian-guest/ and this script
 # A missing or partial layer is rebuilt; nothing depends on the cache existing.
 # Env: CETCTL_CACHE, CETCTL_DEBIAN_MIRROR (default "-": the machine's own apt sources).
 set -euo pipefail
@@ -26,9 +38,21 @@ set -euo pipefail
 die() { echo "debian-image: ERROR: $*" >&2; exit 1; }
 say() { echo "debian-image: $*" >&2; }
 
-(($# == 1)) || die "usage: vm/debian-image.sh KERNEL_DEB (from vm/build-kernel.sh --deb)"
+suite=bookworm
+if [[ ${1:-} == --suite ]]; then
+  (($# >= 2)) || die "--suite needs bookworm or trixie"
+  suite=$2; shift 2
+fi
+[[ $suite == bookworm || $suite == trixie ]] || die "unknown suite '$suite' (bookworm or trixie)"
+(($# == 1)) || die "usage: vm/debian-image.sh [--suite bookworm|trixie] KERNEL (a linux-image .deb from vm/build-kernel.sh --deb; for trixie the directory of vm/build-kernel.sh --debian13)"
 kdeb=$(readlink -f "$1")
-[[ -f $kdeb ]] || die "kernel package $1 not found"
+if [[ $suite == bookworm ]]; then
+  [[ -f $kdeb ]] || die "kernel package $1 not found"
+else
+  for f in bzImage config System.map release; do
+    [[ -s $kdeb/$f ]] || die "$1 is not a kernel directory of vm/build-kernel.sh --debian13 (no $f)"
+  done
+fi
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${CETCTL_CACHE:-/root/.cache/cetctl}/debian
 MIRROR=${CETCTL_DEBIAN_MIRROR:--}
@@ -42,28 +66,46 @@ flock -w 3600 8 || die "timed out waiting for $CACHE/.lock"
 # What the guest needs besides minbase: systemd as PID 1 (with udev, as a real
 # system has), node_exporter, a real network daemon, curl to talk to both, bats
 # for the tests, procps; cetctl's own run-time dependencies so that apt
-# installs the local .deb without fetching anything.
+# installs the local .deb without fetching anything. Trixie: no node_exporter
+# (the debian13 tier does not test it), nginx as the daemon under cetctl (lighttpd
+# 1.4.79 cannot run there: tests/debian13/daemon.bats); libelf1 is libelf1t64 there
+# (it provides libelf1 (= its version), which the bookworm-built .deb asks for).
 PACKAGES=(systemd-sysv udev prometheus-node-exporter lighttpd curl bats procps
           libbsd0 libelf1 libsmartcols1)
+pfx=''
+if [[ $suite == trixie ]]; then
+  PACKAGES=(systemd-sysv udev lighttpd nginx curl bats procps libbsd0 libelf1t64 libsmartcols1)
+  pfx=trixie-
+fi
 BASE_RECIPE=1   # bump when the base step changes
+
+# The machine's Debian apt sources (deb822 stanzas naming bookworm suites), for trixie
+# with the suite names replaced; other repositories are left out there.
+machine_sources() {
+  local srcs=(/etc/apt/sources.list.d/*.sources)
+  [[ -f ${srcs[0]} ]] || srcs=(/etc/apt/sources.list)
+  if [[ $suite == bookworm ]]; then cat "${srcs[@]}"; return; fi
+  [[ ${srcs[0]} == *.sources ]] || die "trixie needs deb822 apt sources (/etc/apt/sources.list.d/*.sources)"
+  awk 'BEGIN { RS = ""; ORS = "\n\n" } /\nSuites:[^\n]*bookworm/ { gsub(/bookworm/, "trixie"); print }' "${srcs[@]}"
+}
 
 h16() { sha256sum | cut -c1-16; }
 
 # ---- layer 1: the base root (mmdebstrap) ------------------------------------
+# (bookworm's key is computed as before the suites came, so its cached layers stay valid)
 bkey=$( { echo "recipe $BASE_RECIPE"; printf '%s\n' "${PACKAGES[@]}" | sort
           mmdebstrap --version; echo "$MIRROR"
           cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
-              /etc/apt/sources.list.d/*.sources 2>/dev/null || true; } | h16)
-base=$CACHE/base-$bkey
+              /etc/apt/sources.list.d/*.sources 2>/dev/null || true
+          [[ $suite == bookworm ]] || machine_sources; } | h16)
+base=$CACHE/base-$pfx$bkey
 if [[ ! -s $base/root.tar ]]; then
-  say "building the Debian 12 base root (mmdebstrap minbase bookworm + ${#PACKAGES[@]} packages)"
+  say "building the $suite base root (mmdebstrap minbase $suite + ${#PACKAGES[@]} packages)"
   rm -rf "$base"; mkdir -p "$base"
   t0=$SECONDS
   inc=$(IFS=,; echo "${PACKAGES[*]}")
   # "-": the sources come on standard input: this machine's own
-  srcs=(/etc/apt/sources.list.d/*.sources)
-  [[ -f ${srcs[0]} ]] || srcs=(/etc/apt/sources.list)
-  if ! cat "${srcs[@]}" | timeout 1800 mmdebstrap --variant=minbase --include="$inc" bookworm \
+  if ! machine_sources | timeout 1800 mmdebstrap --variant=minbase --include="$inc" "$suite" \
          "$base/root.tmp.tar" "$MIRROR" >"$base/mmdebstrap.log" 2>&1; then
     tail -n 25 "$base/mmdebstrap.log" >&2
     die "mmdebstrap failed (log: $base/mmdebstrap.log)"
@@ -80,7 +122,7 @@ fi
 # that changing a guest test does not rebuild the package
 srctar=$CACHE/.src-$$.tar
 trap 'rm -f "$srctar"' EXIT
-(cd "$REPO" && git ls-files -z -- . ':!vm' ':!kernel-series' ':!tests/debian' ':!tests/guest/*.bats' | tar --null -T - --sort=name --mtime=@0 --owner=0 --group=0 \
+(cd "$REPO" && git ls-files -z -- . ':!vm' ':!kernel-series' ':!tests/debian' ':!tests/debian13' ':!tests/guest/*.bats' | tar --null -T - --sort=name --mtime=@0 --owner=0 --group=0 \
    --numeric-owner -cf -) > "$srctar" || die "archiving the checkout's tracked files failed"
 skey=$( { echo "recipe 1"; sha256sum < "$srctar"; } | h16)
 debs=$CACHE/cetctl-deb-$skey
@@ -117,9 +159,19 @@ mapfile -t cdebs < "$debs/done"
 
 # ---- layer 3: the image ------------------------------------------------------
 GUEST=$REPO/vm/debian-guest
-ikey=$( { echo "$bkey"; echo "$skey"; sha256sum < "$kdeb"; sha256sum < "${BASH_SOURCE[0]}"
-          (cd "$REPO" && find tests/debian vm/debian-guest -type f -print0 | sort -z | xargs -0 sha256sum); } | h16)
-img=$CACHE/image-$ikey
+# the kernel: the .deb, or (trixie) the files of the build directory the image takes
+if [[ $suite == bookworm ]]; then
+  kfiles=("$kdeb")
+  tdirs=(tests/debian)
+else
+  kfiles=("$kdeb"/bzImage "$kdeb"/config "$kdeb"/System.map "$kdeb"/release)
+  for f in modules.builtin modules.builtin.modinfo; do [[ -f $kdeb/$f ]] && kfiles+=("$kdeb/$f"); done
+  tdirs=(tests/debian tests/debian13)
+fi
+ikey=$( { echo "$bkey"; echo "$skey"; cat "${kfiles[@]}" | sha256sum; sha256sum < "${BASH_SOURCE[0]}"
+          (cd "$REPO" && find "${tdirs[@]}" vm/debian-guest tests/guest/helpers/shstk_elf.c \
+             tests/guest/helpers/shstk.h src/lib/cet-abi.h -type f -print0 | sort -z | xargs -0 sha256sum); } | h16)
+img=$CACHE/image-$pfx$ikey
 if [[ -s $img/done ]]; then
   say "cached image: $img"
   echo "$img"
@@ -132,19 +184,55 @@ root=$img/root
 mkdir "$root"
 tar -xf "$base/root.tar" -C "$root"
 mkdir -p "$root/var/cache/cetctl-test"
-cp "$kdeb" "$root/var/cache/cetctl-test/"
+[[ $suite == bookworm ]] && cp "$kdeb" "$root/var/cache/cetctl-test/"
 for d in "${cdebs[@]}"; do cp "$debs/$d" "$root/var/cache/cetctl-test/"; done
 
 # the guest side: test runner, its unit, the tests, the units' test configuration
 install -D -m 0755 "$GUEST/run-tests" "$root/usr/libexec/cetctl-debian/run-tests"
+install -d "$root/usr/libexec/cetctl-debian/helpers"
 install -D -m 0644 "$GUEST/cetctl-debian-tests.service" "$root/etc/systemd/system/cetctl-debian-tests.service"
-install -d "$root/usr/share/cetctl-debian/tests"
-install -m 0644 "$REPO"/tests/debian/*.bats "$REPO"/tests/debian/lib.bash "$root/usr/share/cetctl-debian/tests/"
-[[ -f $REPO/tests/debian/order ]] && install -m 0644 "$REPO/tests/debian/order" "$root/usr/share/cetctl-debian/tests/"
+T=$root/usr/share/cetctl-debian/tests
+install -d "$T"
+if [[ $suite == bookworm ]]; then
+  install -m 0644 "$REPO"/tests/debian/*.bats "$REPO"/tests/debian/lib.bash "$T/"
+  [[ -f $REPO/tests/debian/order ]] && install -m 0644 "$REPO/tests/debian/order" "$T/"
+else
+  # tests/debian13/order names the suites: each from tests/debian13/, else tests/debian/
+  install -m 0644 "$REPO"/tests/debian/lib.bash "$REPO"/tests/debian13/order "$T/"
+  while read -r name; do
+    for d in tests/debian13 tests/debian; do
+      [[ -f $REPO/$d/$name ]] && { install -m 0644 "$REPO/$d/$name" "$T/"; break; }
+    done
+    [[ -f $T/$name ]] || die "tests/debian13/order names $name, in neither tests/debian13/ nor tests/debian/"
+  done < <(grep -v '^#' "$REPO/tests/debian13/order")
+fi
+# the legacy-ELF program of the guest suites, unmarked and marked SHSTK (kernel-abi.bats)
+for v in plain marked; do
+  mark=()
+  [[ $v == marked ]] && mark=("-Wl,-z,shstk")
+  gcc -O2 -static -D_GNU_SOURCE -fcf-protection=none -fno-stack-protector -pthread \
+    -I"$REPO/tests/guest/helpers" -I"$REPO/src/lib" "$REPO/tests/guest/helpers/shstk_elf.c" \
+    -o "$root/usr/libexec/cetctl-debian/helpers/shstk_elf_$v" "${mark[@]}" >>"$img/install.log" 2>&1 ||
+    die "building the guest helper shstk_elf_$v failed (log: $img/install.log)"
+done
 cp -r "$GUEST/etc/." "$root/etc/"
 echo "v1=${cdebs[0]}" > "$root/var/cache/cetctl-test/debs"
 echo "v2=${cdebs[1]}" >> "$root/var/cache/cetctl-test/debs"
-echo "kernel=$(basename "$kdeb")" >> "$root/var/cache/cetctl-test/debs"
+if [[ $suite == bookworm ]]; then
+  echo "kernel=$(basename "$kdeb")" >> "$root/var/cache/cetctl-test/debs"
+else
+  # Debian 13's kernel as its linux-image package lays it out (no package: it is a
+  # test build); kmod learns the built-in modules from modules.builtin (depmod below)
+  rel=$(cat "$kdeb/release")
+  install -m 0644 "$kdeb/bzImage" "$root/boot/vmlinuz-$rel"
+  install -m 0644 "$kdeb/config" "$root/boot/config-$rel"
+  install -m 0644 "$kdeb/System.map" "$root/boot/System.map-$rel"
+  install -d "$root/lib/modules/$rel"
+  for f in modules.builtin modules.builtin.modinfo; do
+    [[ -f $kdeb/$f ]] && install -m 0644 "$kdeb/$f" "$root/lib/modules/$rel/"
+  done
+  : > "$root/lib/modules/$rel/modules.order"
+fi
 
 # a machine-id of its own (no first-boot machinery), a hostname, no login prompt
 # on the serial console (it carries the test protocol)
@@ -152,14 +240,21 @@ printf '%s\n' "$(echo "cetctl-debian-$ikey" | md5sum | cut -c1-32)" > "$root/etc
 echo cetguest > "$root/etc/hostname"
 printf '127.0.0.1\tlocalhost\n127.0.1.1\tcetguest\n' > "$root/etc/hosts"
 
-# dpkg and apt in the root (a private mount namespace: nothing stays mounted)
+# dpkg and apt in the root (a private mount namespace: nothing stays mounted); trixie's
+# kernel files are in place already
+kinstall=:
+# trixie: lighttpd is started by its test only (it dies under cetctl run --shstk there,
+# tests/debian13/daemon.bats); nginx is the daemon that runs at boot
+trixie_units=:
+[[ $suite == trixie ]] && trixie_units="chroot \"$root\" systemctl disable lighttpd.service"
+[[ $suite == bookworm ]] && kinstall="chroot \"$root\" dpkg -i /var/cache/cetctl-test/$(basename "$kdeb")"
 cat > "$img/install.sh" <<EOF
 set -e
 mount -t proc proc "$root/proc"
 mount -t sysfs sysfs "$root/sys"
 mount --bind /dev "$root/dev"
 export DEBIAN_FRONTEND=noninteractive LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
-chroot "$root" dpkg -i /var/cache/cetctl-test/$(basename "$kdeb")
+$kinstall
 chroot "$root" apt-get install -y --no-install-recommends /var/cache/cetctl-test/${cdebs[0]}
 chroot "$root" systemctl enable cetctl-debian-tests.service
 chroot "$root" systemctl mask serial-getty@ttyS0.service getty@tty1.service
@@ -167,13 +262,18 @@ chroot "$root" systemctl mask serial-getty@ttyS0.service getty@tty1.service
 # e2scrub_reap cleans up LVM snapshots of e2scrub, getty-static starts gettys on
 # virtual terminals (this kernel has none)
 chroot "$root" systemctl mask e2scrub_reap.service getty-static.service
+$trixie_units
 EOF
 if ! timeout 900 unshare -m --propagation private bash "$img/install.sh" >"$img/install.log" 2>&1; then
   tail -n 25 "$img/install.log" >&2
   die "installing the packages in the image failed (log: $img/install.log)"
 fi
+if [[ $suite == trixie ]]; then
+  depmod -b "$root" "$(cat "$kdeb/release")" >>"$img/install.log" 2>&1 ||
+    die "depmod for the built-in modules failed (log: $img/install.log)"
+fi
 rel=$(cd "$root/boot" && ls vmlinuz-* 2>/dev/null | sed 's/^vmlinuz-//')
-[[ -n $rel && $(wc -w <<<"$rel") == 1 ]] || die "expected one /boot/vmlinuz-* in the image after dpkg -i, found '$rel'"
+[[ -n $rel && $(wc -w <<<"$rel") == 1 ]] || die "expected one /boot/vmlinuz-* in the image, found '$rel'"
 cp "$root/boot/vmlinuz-$rel" "$img/vmlinuz"
 echo "$rel" > "$img/release"
 rm -f "$root"/var/cache/apt/archives/*.deb
@@ -189,9 +289,10 @@ mv "$img/root.img.tmp" "$img/root.img"
 echo "$cyl" > "$img/cylinders"
 rm -rf "$root"
 echo "$ikey" > "$img/done"
-# keep the two newest of each layer
-for l in base cetctl-deb image; do
-  ls -dt "$CACHE/$l"-* 2>/dev/null | tail -n +3 | xargs -r rm -rf
+# keep the two newest of each layer (of this suite: bookworm's keys are hex, trixie's
+# start with its prefix; the cetctl .debs serve both)
+for l in "base-$pfx" cetctl-deb- "image-$pfx"; do
+  ls -dt "$CACHE/$l"[0-9a-f]* 2>/dev/null | tail -n +3 | xargs -r rm -rf
 done
 say "image assembled in $((SECONDS - t0)) s: $img (kernel $rel, $used MiB used, $(( cyl * 16 * 63 / 2048 )) MiB disk)"
 echo "$img"

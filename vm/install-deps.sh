@@ -16,6 +16,9 @@ PKGS=(
   linux-config-6.1
   # mainline's shadow-stack selftest (vm/mainline-selftest.sh) and the reference kernel
   linux-source-6.12
+  # the debian13 tier: Debian 13's kernel built with Debian's own config
+  # (vm/build-kernel.sh --debian13)
+  linux-config-6.12
   # the 6.1 tree's x86 and vm selftests (vm/kselftests.sh): 32-bit and static builds
   gcc-multilib libnuma-dev libcap-dev
   # headers_install of the 6.1 tree (kselftest tier) runs rsync

@@ -1,6 +1,6 @@
 #!/bin/bash
-# vm/run-debian.sh IMAGE_DIR [options] — boot the Debian 12 guest of the debian tier
-# (IMAGE_DIR from vm/debian-image.sh) and judge its tests (tests/debian/, run by systemd in
+# vm/run-debian.sh IMAGE_DIR [options] — boot the Debian guest of the debian tier or of the
+# debian13 tier (IMAGE_DIR from vm/debian-image.sh) and judge its tests (run by systemd in
 # the guest: vm/debian-guest/run-tests). The guest powers itself off through systemd.
 #
 #   QEMU (default): TCG, -smp 1, the image as a virtio disk (root=/dev/vda, snapshot=on:
@@ -10,6 +10,9 @@
 #                   variant (vm/build-kernel.sh --bochs: same series and config plus the
 #                   Bochs workarounds, run-bochs.sh's command line), from an isolinux CD;
 #                   a copy of the image as an ATA disk (root=/dev/sda). Tier debian-bochs.
+#                   A Debian 13 image (vm/debian-image.sh --suite trixie) boots its own
+#                   IMAGE_DIR/vmlinuz, which carries the Bochs workaround already
+#                   (vm/build-kernel.sh --debian13), with --tier debian13
 #   --megs N        guest RAM in MiB (default 1024 in QEMU, 768 in Bochs)
 #   --log FILE  --timeout SECS  --filter RE  --suites a,b  --append ARGS  --tier NAME
 #   --label NAME  --allow ERE  --no-parse    as vm/run-qemu.sh (vm/lib.sh)

@@ -11,6 +11,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "elf-deps.h"
+#include "elf-notes.h"
 #include "proc-status.h"
 #include "sysinfo-cet.h"
 #include "util.h"
@@ -340,7 +342,8 @@ int cet_sysinfo_read_support(const char *root, struct cet_sysinfo *si)
 	si->status_lines = rc == 0 ? (st.features.present ? CET_YES : CET_NO) : CET_UNKNOWN;
 
 	snprintf(si->glibc_version, sizeof(si->glibc_version), "%s", gnu_get_libc_version());
-	si->glibc_can_enable = cet_glibc_manages_shstk(si->glibc_version);
+	si->glibc_cet = cet_glibc_cet_built();
+	si->glibc_can_enable = cet_glibc_manages_shstk(si->glibc_version) && si->glibc_cet == CET_YES;
 
 	si->ss_is_x86_shstk = cet_ss_is_x86_shstk(root, si->machine, sizeof(si->machine));
 	return 0;
@@ -382,6 +385,16 @@ bool cet_sysinfo_supported(const struct cet_sysinfo *si)
 bool cet_glibc_manages_shstk(const char *version)
 {
 	return cet_glibc_version_cmp(version, CET_GLIBC_MANAGES_SHSTK) >= 0;
+}
+
+enum cet_tri cet_glibc_cet_built(void)
+{
+	struct elf_cet_info info;
+	char path[PATH_MAX];
+
+	if (!cet_libc_path(path, sizeof(path)) || elf_cet_read_path(path, &info) != 0)
+		return CET_UNKNOWN;
+	return elf_cet_shstk_marked(&info) ? CET_YES : CET_NO;
 }
 
 const char *cet_libc_path(char *buf, size_t size)

@@ -37,7 +37,10 @@ struct cet_sysinfo {
 	char shstk_legacy_elf[16];	/* value of shstk_legacy_elf=, "" when absent */
 	/* the C library cetctl runs with */
 	char glibc_version[32];
-	bool glibc_can_enable;		/* >= 2.39 manages shadow stacks itself */
+	/* its libc.so.6 is marked SHSTK: built with CET support (see
+	 * cet_glibc_cet_built()) */
+	enum cet_tri glibc_cet;
+	bool glibc_can_enable;		/* >= 2.39 and built with CET: manages shadow stacks itself */
 	/* architecture */
 	char machine[32];		/* uname -m, or inferred for a recorded tree */
 	bool ss_is_x86_shstk;		/* smaps "ss" means an x86 shadow stack */
@@ -64,8 +67,20 @@ unsigned int cet_sysinfo_lacks(const struct cet_sysinfo *si);
 /* Overall: the kernel and CPU can run user shadow stacks right now. */
 bool cet_sysinfo_supported(const struct cet_sysinfo *si);
 
-/* Whether glibc @version (gnu_get_libc_version()) manages shadow stacks. */
+/*
+ * Whether glibc @version (gnu_get_libc_version()) is recent enough to manage
+ * shadow stacks. It does only when also built with CET support, which not
+ * every distribution does (Debian 13's glibc 2.41 is not): see
+ * cet_glibc_cet_built(); a glibc manages them when both hold.
+ */
 bool cet_glibc_manages_shstk(const char *version);
+/*
+ * Whether the C library of this process was built with CET support: its
+ * libc.so.6 carries the SHSTK marking (glibc's --enable-cet compiles it with
+ * -fcf-protection, and its loader's shadow-stack code exists only then).
+ * CET_UNKNOWN when the library cannot be found or read.
+ */
+enum cet_tri cet_glibc_cet_built(void);
 /*
  * The path of the C library mapped into this process (the system's
  * libc.so.6, from /proc/self/maps) into @buf; NULL when none is found.

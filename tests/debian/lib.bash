@@ -1,8 +1,23 @@
 # tests/debian/lib.bash — shared by the debian tier's guest suites (tests/debian/*.bats,
 # run inside the Debian guest by vm/debian-guest/run-tests). Loaded with `load lib`.
 
-# has_cet: true in the tier whose CPU has CET (Bochs); QEMU's has not.
-has_cet() { [[ ${CETCTL_TIER:-} == debian-bochs ]]; }
+# has_cet: true in the tiers whose CPU has CET (Bochs: debian-bochs, debian13); QEMU's
+# has not.
+has_cet() { [[ ${CETCTL_TIER:-} == debian-bochs || ${CETCTL_TIER:-} == debian13 ]]; }
+
+# series_kernel: the running kernel is ours (kernel-series/): its config knows the
+# legacy-ELF policy's symbol, which mainline's (Debian 13's 6.12) does not.
+series_kernel() {
+	grep -Eq '^(# )?CONFIG_X86_USER_SHADOW_STACK_ALLOW_BROKEN[= ]' "/boot/config-$(uname -r)"
+}
+
+# expect_kernel_log ERE: kernel log lines matching ERE are provoked on purpose from now
+# to the end of the suite (vm/parse-results.py reads "CETCTL-EXPECT ERE" in the log).
+expect_kernel_log() { printf '<5>CETCTL-EXPECT %s\n' "$1" > /dev/kmsg; }
+
+# HELPERS: small static programs vm/debian-image.sh builds into the image
+# (tests/guest/helpers/shstk_elf.c, unmarked and marked SHSTK)
+export HELPERS=/usr/libexec/cetctl-debian/helpers
 
 # wait_for SECS CMD...: run CMD every half second until it succeeds or SECS pass.
 wait_for() {

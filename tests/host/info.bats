@@ -149,11 +149,13 @@ copy_tree() {	# copy_tree TREE -> path of a private copy
 	[ "$(value "$output" kernel-config)" = "$want" ]
 }
 
-@test "info: glibc 2.36 cannot enable shadow stacks itself, >= 2.39 can" {
+@test "info: glibc 2.36 cannot enable shadow stacks itself, >= 2.39 built with CET can" {
 	run "$CETCTL" info -J -o NAME,VALUE
 	v=$(value "$output" glibc)
 	can=$(value "$output" glibc-can-enable)
-	if [ "$(printf '%s\n2.39\n' "$v" | sort -V | head -1)" = 2.39 ]; then
+	libc=$(ldd "$CETCTL" | awk '$1 == "libc.so.6" { print $3 }')
+	marked=$("$CETCTL" elf -n --raw -o SHSTK "$libc" 2>/dev/null)
+	if [ "$(printf '%s\n2.39\n' "$v" | sort -V | head -1)" = 2.39 ] && [ "$marked" = yes ]; then
 		[ "$can" = yes ]
 	else
 		[ "$can" = no ]
