@@ -321,6 +321,7 @@ int cet_sysinfo_read_support(const char *root, struct cet_sysinfo *si)
 
 	memset(si, 0, sizeof(*si));
 	kconfig_unknown(si);
+	si->glibc_cet = CET_UNKNOWN;	/* cet_sysinfo_read() finds out */
 
 	rc = cet_proc_path(path, sizeof(path), root, "cpuinfo");
 	if (rc)
@@ -342,9 +343,6 @@ int cet_sysinfo_read_support(const char *root, struct cet_sysinfo *si)
 	si->status_lines = rc == 0 ? (st.features.present ? CET_YES : CET_NO) : CET_UNKNOWN;
 
 	snprintf(si->glibc_version, sizeof(si->glibc_version), "%s", gnu_get_libc_version());
-	si->glibc_cet = cet_glibc_cet_built();
-	si->glibc_can_enable = cet_glibc_manages_shstk(si->glibc_version) && si->glibc_cet == CET_YES;
-
 	si->ss_is_x86_shstk = cet_ss_is_x86_shstk(root, si->machine, sizeof(si->machine));
 	return 0;
 }
@@ -357,6 +355,11 @@ int cet_sysinfo_read(const char *root, struct cet_sysinfo *si)
 	rc = cet_sysinfo_read_support(root, si);
 	if (rc)
 		return rc;
+	/* cetctl's own libc, found through /proc/self/maps: only the full read
+	 * (info) needs it; status and audit must not read maps they were not
+	 * asked for (tests/host/status-reads.bats) */
+	si->glibc_cet = cet_glibc_cet_built();
+	si->glibc_can_enable = cet_glibc_manages_shstk(si->glibc_version) && si->glibc_cet == CET_YES;
 	read_kconfig(root, si);
 	rc = cet_proc_path(path, sizeof(path), root, "cmdline");
 	if (rc)

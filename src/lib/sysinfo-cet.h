@@ -52,10 +52,11 @@ struct cet_sysinfo {
 /* Fill @si. Missing files are facts (recorded as unknown), not errors. */
 int cet_sysinfo_read(const char *root, struct cet_sysinfo *si);
 /*
- * Only what cet_sysinfo_supported() and the C library fields need: cpuinfo,
- * the status lines, glibc and the machine. The kernel configuration (an
- * inflated config.gz, about 1 ms) and the command line are not read: their
- * fields stay unknown/empty. For callers that ask no more than that
+ * Only what cet_sysinfo_supported() needs: cpuinfo, the status lines, the
+ * glibc version and the machine. The kernel configuration (an inflated
+ * config.gz, about 1 ms), the command line and whether the C library is built
+ * with CET (read through /proc/self/maps) are not: glibc_cet stays unknown,
+ * glibc_can_enable false. For callers that ask no more than that
  * (`cetctl run` on every start-up).
  */
 int cet_sysinfo_read_support(const char *root, struct cet_sysinfo *si);
