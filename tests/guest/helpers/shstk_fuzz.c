@@ -14,6 +14,11 @@
  *   SHSTK_FUZZ_HANG   seconds after which a child counts as hung (default 60)
  *   SHSTK_FUZZ_THP    1 (default): switch /sys/kernel/mm/transparent_hugepage/enabled
  *                     between always/madvise/never from round to round (restored at the end)
+ *   SHSTK_FUZZ_THREADS  extra threads per phase, 0..3 (default 3)
+ *   SHSTK_FUZZ_INJECT the report's own test (fuzz-shstk.bats): worker-abort makes the
+ *                     worker abort() in its first op_touch (the run must fail, naming the
+ *                     worker, its threads' operations and its trail); child-abort makes
+ *                     every sigreturn child abort() (named, not a failure)
  *
  * Structure. The supervisor (this process, no shadow stack) runs rounds until the time
  * or the operation budget is spent. Each round forks a worker with its own seed; the
@@ -119,6 +124,7 @@ static double deadline;		/* CLOCK_MONOTONIC seconds */
 static long ops_budget;
 static double hang_secs = 60;
 static int max_threads = 3;	/* extra threads per phase: 0..max_threads */
+static enum { INJECT_NONE, INJECT_WORKER_ABORT, INJECT_CHILD_ABORT } inject;
 
 static double now(void)
 {
@@ -937,6 +943,8 @@ static void op_touch(struct rng *r)
 {
 	unsigned long a;
 
+	if (inject == INJECT_WORKER_ABORT)
+		abort();
 	plock();
 	a = pick_safe_addr(r);
 	if (a) {
@@ -1468,6 +1476,8 @@ __attribute__((noreturn)) static void sigreturn_child(struct rng *r, unsigned lo
 	struct sigplan pl;
 
 	sigreturn_plan(r, ssaddr, &pl);
+	if (inject == INJECT_CHILD_ABORT)
+		abort();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = corrupting_handler;
 	sa.sa_flags = SA_SIGINFO | (pl.nodefer ? SA_NODEFER : 0);
@@ -2118,10 +2128,14 @@ static void worker_report(pid_t pid)
 	for (int i = 0; i < NSLOT; i++) {
 		int op = d->slot[i].op;
 
-		if (d->slot[i].tid)
-			say("  info worker %d thread %d: %s after %ld operation(s)%s%s", (int)pid, d->slot[i].tid,
-			    op == -2 ? "done" : op >= 0 ? "inside" : "between operations", d->slot[i].n,
-			    op >= 0 ? ", in " : "", op >= 0 ? ops[op].name : "");
+		if (!d->slot[i].tid)
+			continue;
+		if (op >= 0)
+			say("  info worker %d thread %d: in %s (its operation %ld)", (int)pid, d->slot[i].tid,
+			    ops[op].name, d->slot[i].n);
+		else
+			say("  info worker %d thread %d: %s (%ld operations)", (int)pid, d->slot[i].tid,
+			    op == -2 ? "finished" : "between operations", d->slot[i].n);
 	}
 	say("  info worker %d: its last operations (oldest first; thread id, what):", (int)pid);
 	print_trail(d, "");
@@ -2163,6 +2177,20 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < PAGE / 8; i++)
 		sentinel[i] = SENTINEL_WORD;
 	hang_secs = env_u64("SHSTK_FUZZ_HANG", 60);
+	if (getenv("SHSTK_FUZZ_INJECT")) {
+		const char *v = getenv("SHSTK_FUZZ_INJECT");
+
+		if (!strcmp(v, "worker-abort"))
+			inject = INJECT_WORKER_ABORT;
+		else if (!strcmp(v, "child-abort"))
+			inject = INJECT_CHILD_ABORT;
+		else if (*v) {
+			say("shstk_fuzz: SHSTK_FUZZ_INJECT=%s: not worker-abort or child-abort", v);
+			return 2;
+		}
+		if (inject)
+			say("  info SHSTK_FUZZ_INJECT=%s: a test of the report, not a fuzz run", v);
+	}
 	max_threads = env_u64("SHSTK_FUZZ_THREADS", 3) > 3 ? 3 : env_u64("SHSTK_FUZZ_THREADS", 3);
 	if (argc > 1)
 		secs = strtod(argv[1], NULL);
