@@ -67,6 +67,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
@@ -274,6 +275,18 @@ static struct ent pool[MAXENT];
  * VMA. No operation touches it (they only act on believed pool pages).
  */
 static unsigned long own_s0, own_e0;
+/*
+ * The pool lock also orders the worker's address space: every change of it that a
+ * thread of the worker makes happens under the lock: the pool operations, the
+ * short-lived threads' own shadow stacks, and pthread_create() (glibc maps the thread's
+ * stack, the kernel its shadow stack, both top-down into the highest free gap; malloc
+ * has one arena, see worker()). Else a hole an operation leaves for a moment, e.g.
+ * the reservation a failed MREMAP_FIXED unmapped before failing, or the tail a failed
+ * shrinking move unmapped, is the highest free gap, another thread's new mapping lands
+ * in it, and the operation's own clean-up (munmap of the reservation) or bookkeeping
+ * (forget_unmapped() reading smaps) takes that mapping for its own: a believed page that
+ * is unmapped or someone else's, into which later operations write.
+ */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static int in_child;			/* forked child: no locking (one thread) */
 
@@ -605,7 +618,7 @@ static void op_map(struct rng *r)
 
 		if (e)
 			addr = e->base + ((long)rn(r, e->npages + 4) - 2) * PAGE;
-		punlock();
+		punlock();	/* a window: harmless, a fixed map_shadow_stack never replaces */
 		break;
 	}
 	case 4:
@@ -615,11 +628,16 @@ static void op_map(struct rng *r)
 		addr = 0;
 	}
 	flags = rn(r, 4) ? SHADOW_STACK_SET_TOKEN * rn(r, 2) : (rn(r, 2) ? rnext(r) : rn(r, 8));
+	/* every change of the worker's address space under the lock: see pool_lock */
+	plock();
 	ret = map_shadow_stack(addr, size, flags);
 	__atomic_fetch_add(&nops, 1, __ATOMIC_RELAXED);
-	if (ret < 0 && ret > -4096)
+	if (ret < 0 && ret > -4096) {
+		punlock();
 		return;
+	}
 	if (ret & (PAGE - 1)) {
+		punlock();
 		bad("map_shadow_stack(%#lx, %#lx, %#lx) returned the unaligned %#lx", addr, size, flags, ret);
 		return;
 	}
@@ -628,7 +646,6 @@ static void op_map(struct rng *r)
 	unsigned long npages = (size + PAGE - 1) / PAGE;
 
 	note("map_shadow_stack(%#lx, %#lx, %#lx) = %#lx", addr, size, flags, ret);
-	plock();
 	for (int i = 0; i < MAXENT; i++) {
 		const struct ent *e = &pool[i];
 
@@ -652,9 +669,9 @@ static void op_map(struct rng *r)
 		punlock();
 		return;
 	}
-	punlock();
 	if (munmap((void *)ret, npages * PAGE))
 		bad("munmap of a fresh shadow stack %#lx+%#lx: %s", ret, npages * PAGE, strerror(errno));
+	punlock();
 }
 
 /*
@@ -920,6 +937,18 @@ static void op_uffd(struct rng *r)
 	punlock();
 	close(fd);
 	__atomic_fetch_add(&nops, 1, __ATOMIC_RELAXED);
+}
+
+/* Under the lock: is a in a believed page of a safe entry (as pick_safe_addr() gives)? */
+static bool safe_page(unsigned long a)
+{
+	for (int k = 0; k < MAXENT; k++) {
+		const struct ent *e = &pool[k];
+
+		if (e->used && e->safe && a >= e->base && a < e->base + e->npages * PAGE)
+			return pg(e, (a - e->base) / PAGE);
+	}
+	return false;
 }
 
 /* Under the lock: a readable, shadow-stack-writable address of the pool, or 0. */
@@ -1366,10 +1395,34 @@ static void op_ptrace(struct rng *r)
 		case 4: {	/* PTRACE_ARCH_PRCTL: op in data, argument in addr */
 			static unsigned long res[2];
 			unsigned long arg = rn(r, 2) ? (unsigned long)res : rand_arg(r, ss_pool);
-
 			long op = rand_op(r);
 
-			ret = ptrace(PTRACE_ARCH_PRCTL_REQ, pid, arg, op);
+			/*
+			 * An output argument (ARCH_SHSTK_STATUS) is written in the TRACER's
+			 * memory, this worker's: a pool address picked before the lock was
+			 * dropped may be anything by now (another thread's stack). Under the
+			 * lock, and only while it is still a safe pool page: then the write
+			 * must fail and change nothing, like the worker's own STATUS.
+			 */
+			if (arg == ss_pool && ss_pool) {
+				unsigned long before;
+
+				plock();
+				if (!safe_page(ss_pool)) {
+					punlock();
+					note("PTRACE_ARCH_PRCTL %d op %#lx: %#lx is no longer a pool page, skipped",
+					     (int)pid, op, arg);
+					break;
+				}
+				before = shstk_load((unsigned long *)arg);
+				ret = ptrace(PTRACE_ARCH_PRCTL_REQ, pid, arg, op);
+				if (shstk_load((unsigned long *)arg) != before)
+					bad("PTRACE_ARCH_PRCTL op %#lx wrote into the tracer's shadow stack %#lx (ret %ld)",
+					    op, arg, ret);
+				punlock();
+			} else {
+				ret = ptrace(PTRACE_ARCH_PRCTL_REQ, pid, arg, op);
+			}
 			note("PTRACE_ARCH_PRCTL %d op %#lx arg %#lx = %ld", (int)pid, op, arg, ret);
 			break;
 		}
@@ -1545,11 +1598,13 @@ static void *short_thread(void *arg)
 	unsigned long sz = (1 + rn(&r, 8)) * PAGE;
 
 	recurse(3 + rn(&r, 20));
+	plock();	/* its shadow stack is not the pool's, but the address space is shared */
 	a = map_shadow_stack(0, sz, SHADOW_STACK_SET_TOKEN);
 	if (a > 0 && rn(&r, 4))
 		munmap((void *)a, PAGE);	/* partial on purpose; the rest below */
 	if (a > 0)
 		munmap((void *)a, sz);
+	punlock();
 	if (rn(&r, 2))
 		pthread_exit(NULL);	/* from deep inside glibc's unwinder-free exit path */
 	return NULL;
@@ -1558,8 +1613,12 @@ static void *short_thread(void *arg)
 static void op_thread(struct rng *r)
 {
 	pthread_t t;
+	int err;
 
-	if (!pthread_create(&t, NULL, short_thread, (void *)(uintptr_t)rnext(r)))
+	plock();	/* its stack and shadow stack are mapped in here */
+	err = pthread_create(&t, NULL, short_thread, (void *)(uintptr_t)rnext(r));
+	punlock();
+	if (!err)
 		pthread_join(t, NULL);
 	__atomic_fetch_add(&nops, 1, __ATOMIC_RELAXED);
 }
@@ -1819,10 +1878,13 @@ __attribute__((noreturn)) static void worker_body(uint64_t seed, int phases, int
 			a[i].r.s = rnext(&r);
 			a[i].n = per_phase;
 			a[i].slot = 1 + i;
-			if (!pthread_create(&t[i], NULL, op_thread_main, &a[i]))
-				started++;
-			else
+			plock();	/* the started threads are at work already */
+			int err = pthread_create(&t[i], NULL, op_thread_main, &a[i]);
+
+			punlock();
+			if (err)
 				break;
+			started++;
 		}
 		note("phase %d: %d op thread(s)", ph, started);
 		run_ops(&r, per_phase, 0);
@@ -1850,6 +1912,8 @@ __attribute__((noreturn)) static void worker(uint64_t seed, int phases, int per_
 	long ret = arch_prctl_raw(ARCH_SHSTK_ENABLE, F_SHSTK);
 
 	catch_worker_faults();
+	/* one malloc arena (brk): no thread maps an arena of its own outside the pool lock */
+	mallopt(M_ARENA_MAX, 1);
 	madvise(nops_p, PAGE, MADV_DONTFORK);	/* the op counter: the worker's alone */
 	if (wdiag) {				/* its record, for the supervisor alone */
 		madvise(wdiag, (sizeof(*wdiag) + PAGE - 1) & ~(PAGE - 1), MADV_DONTFORK);
