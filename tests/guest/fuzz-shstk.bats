@@ -68,3 +68,28 @@ setup_file() {
 	echo "# fuzz: $runs run(s), seeds ${seeds[*]}: $rounds worker rounds, $ops operations, ${took} s" >&3
 	((ops > 0)) || fail "the fuzzer did no operation"
 }
+
+# The report itself (SHSTK_FUZZ_INJECT, a few seconds): the CI failure of seed
+# 1805785439719359 left "*** stack smashing detected ***" lines that named no process.
+# A worker that dies of SIGABRT fails the run, and the supervisor names it, what each of
+# its threads was doing and its last operations; a sacrificial child's SIGABRT (glibc's
+# abort after a corruption on purpose) is named at once and is not a failure.
+@test "fuzz: a failed round names the dead process and its last operations (injected aborts)" {
+	require_shstk
+	run timeout -k 5 120 env SHSTK_FUZZ_INJECT=worker-abort "$HELPERS/shstk_fuzz" 5 200
+	printf '%s\n' "$output"
+	[[ $status == 1 ]] || fail "worker-abort: status $status, expected 1 (a failed run)"
+	grep -Eq '^  FAIL .*worker [0-9]+ of round 0 \(seed [0-9]+\) died: killed by ABRT$' <<<"$output" ||
+		fail "worker-abort: no FAIL line naming the worker and its SIGABRT"
+	grep -Eq '^  info worker [0-9]+ thread [0-9]+: in op_touch \(its operation [0-9]+\)$' <<<"$output" ||
+		fail "worker-abort: the thread and the operation it died in are not named"
+	grep -Eq '^  info trail: [0-9]+ ' <<<"$output" || fail "worker-abort: no trail of the worker's operations"
+	grep -q '^RESULT: 1 failure' <<<"$output" || fail "worker-abort: no failing RESULT line"
+
+	run timeout -k 5 120 env SHSTK_FUZZ_INJECT=child-abort "$HELPERS/shstk_fuzz" 5 200
+	printf '%s\n' "$output"
+	[[ $status == 0 ]] || fail "child-abort: status $status, expected 0 (a sacrificial child's abort is no failure)"
+	grep -Eq '^  info \[[0-9]+/[0-9]+\] sigreturn child [0-9]+ \(.*\): killed by ABRT, ' <<<"$output" ||
+		fail "child-abort: no info line naming the aborted sigreturn child"
+	grep -q '^RESULT: all checks passed' <<<"$output" || fail "child-abort: no passing RESULT line"
+}

@@ -14,6 +14,11 @@
  *   SHSTK_FUZZ_HANG   seconds after which a child counts as hung (default 60)
  *   SHSTK_FUZZ_THP    1 (default): switch /sys/kernel/mm/transparent_hugepage/enabled
  *                     between always/madvise/never from round to round (restored at the end)
+ *   SHSTK_FUZZ_THREADS  extra threads per phase, 0..3 (default 3)
+ *   SHSTK_FUZZ_INJECT the report's own test (fuzz-shstk.bats): worker-abort makes the
+ *                     worker abort() in its first op_touch (the run must fail, naming the
+ *                     worker, its threads' operations and its trail); child-abort makes
+ *                     every sigreturn child abort() (named, not a failure)
  *
  * Structure. The supervisor (this process, no shadow stack) runs rounds until the time
  * or the operation budget is spent. Each round forks a worker with its own seed; the
@@ -62,6 +67,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
@@ -119,6 +125,7 @@ static double deadline;		/* CLOCK_MONOTONIC seconds */
 static long ops_budget;
 static double hang_secs = 60;
 static int max_threads = 3;	/* extra threads per phase: 0..max_threads */
+static enum { INJECT_NONE, INJECT_WORKER_ABORT, INJECT_CHILD_ABORT } inject;
 
 static double now(void)
 {
@@ -230,12 +237,10 @@ static int wait_bounded(pid_t pid, int *st, int flags, const char *what)
 }
 
 /* A child we no longer need: kill it and reap it, bounded. 0 if it hung. */
-static int reap(pid_t pid, const char *what)
+static int reap(pid_t pid, const char *what, int *st)
 {
-	int st;
-
 	kill(pid, SIGKILL);
-	return wait_bounded(pid, &st, 0, what);
+	return wait_bounded(pid, st, 0, what);
 }
 
 /* A child that must end by itself (exit or any signal). */
@@ -270,6 +275,18 @@ static struct ent pool[MAXENT];
  * VMA. No operation touches it (they only act on believed pool pages).
  */
 static unsigned long own_s0, own_e0;
+/*
+ * The pool lock also orders the worker's address space: every change of it that a
+ * thread of the worker makes happens under the lock: the pool operations, the
+ * short-lived threads' own shadow stacks, and pthread_create() (glibc maps the thread's
+ * stack, the kernel its shadow stack, both top-down into the highest free gap; malloc
+ * has one arena, see worker()). Else a hole an operation leaves for a moment, e.g.
+ * the reservation a failed MREMAP_FIXED unmapped before failing, or the tail a failed
+ * shrinking move unmapped, is the highest free gap, another thread's new mapping lands
+ * in it, and the operation's own clean-up (munmap of the reservation) or bookkeeping
+ * (forget_unmapped() reading smaps) takes that mapping for its own: a believed page that
+ * is unmapped or someone else's, into which later operations write.
+ */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static int in_child;			/* forked child: no locking (one thread) */
 
@@ -397,22 +414,59 @@ static void pick_range(struct rng *r, const struct ent *e, unsigned long *first,
 }
 
 /*
- * The last layout operations of this process (a ring), printed when the worker dies of
- * a fault it should not have had: what led to it.
+ * What the worker did last, for the report of a failed round: a ring of its last
+ * operations (each with the thread that did it and, for children, their end) and what
+ * each of its threads is doing now. In the worker it lives in a page the supervisor shares
+ * (MAP_SHARED, madvise DONTFORK in the worker: its children never see it), so a worker
+ * that dies of a signal (glibc's abort after "stack smashing detected", SIGKILL after a
+ * hang) is explained by the supervisor from the console log alone. Elsewhere (the
+ * supervisor, a forked child, the selftest) it is private memory.
  */
-#define TRAIL 48
-static char trail[TRAIL][112];
-static unsigned trail_n;
+#define TRAIL 64
+#define NSLOT 4				/* the worker's main thread and its 0..3 op threads */
+struct diag {
+	unsigned trail_n;
+	char trail[TRAIL][128];
+	struct {
+		int tid;
+		int op;			/* index into ops[], -1: between operations, -2: done */
+		long n;			/* operations this thread started */
+	} slot[NSLOT];
+	int aborts;			/* sacrificial children that died of SIGABRT */
+};
+static struct diag diag_private;
+static struct diag *dg = &diag_private;
+static struct diag *wdiag;		/* the page shared by the supervisor and its worker */
+static __thread int my_tid;
+
+static int tid(void)
+{
+	if (!my_tid)
+		my_tid = gettid();
+	return my_tid;
+}
 
 __attribute__((format(printf, 1, 2)))
 static void note(const char *fmt, ...)
 {
-	unsigned i = __atomic_fetch_add(&trail_n, 1, __ATOMIC_RELAXED) % TRAIL;
+	unsigned i = __atomic_fetch_add(&dg->trail_n, 1, __ATOMIC_RELAXED) % TRAIL;
+	char *t = dg->trail[i];
+	int k = snprintf(t, sizeof(dg->trail[i]), "%d ", tid());
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(trail[i], sizeof(trail[i]), fmt, ap);
+	vsnprintf(t + k, sizeof(dg->trail[i]) - k, fmt, ap);
 	va_end(ap);
+}
+
+static void print_trail(const struct diag *d, const char *whose)
+{
+	for (unsigned i = 0; i < TRAIL; i++) {
+		unsigned j = (d->trail_n + i) % TRAIL;
+
+		if (d->trail[j][0])
+			say("  info trail%s: %s", whose, d->trail[j]);
+	}
 }
 
 /* Worker only: an unexpected SIGSEGV/SIGBUS. Report and exit 4 (not async-safe: it ends). */
@@ -422,8 +476,8 @@ static void worker_fault(int sig, siginfo_t *si, void *uc)
 	int in_ss = addr_in_ss_vma(a, &s, &e);
 
 	(void)uc;
-	say("  FAIL worker %d/%d: %s si_code %d at %#lx (VMA %#lx-%#lx, ss=%d)", (int)getpid(),
-	    (int)gettid(), sigabbrev_np(sig), si->si_code, a, s, e, in_ss);
+	say("  FAIL %s %d/%d: %s si_code %d at %#lx (VMA %#lx-%#lx, ss=%d)", in_child ? "fork child" : "worker",
+	    (int)getpid(), (int)gettid(), sigabbrev_np(sig), si->si_code, a, s, e, in_ss);
 	for (int k = 0; k < MAXENT; k++) {
 		const struct ent *en = &pool[k];
 
@@ -431,12 +485,7 @@ static void worker_fault(int sig, siginfo_t *si, void *uc)
 			say("  info pool entry %d: %#lx+%lu pages, page %lu believed %d, safe %d", k,
 			    en->base, en->npages, (a - en->base) / PAGE, pg(en, (a - en->base) / PAGE), en->safe);
 	}
-	for (unsigned i = 0; i < TRAIL; i++) {
-		unsigned j = (trail_n + i) % TRAIL;
-
-		if (trail[j][0])
-			say("  info trail: %s", trail[j]);
-	}
+	/* the trail: the supervisor prints the worker's (a child has none) */
 	_exit(4);
 }
 
@@ -569,7 +618,7 @@ static void op_map(struct rng *r)
 
 		if (e)
 			addr = e->base + ((long)rn(r, e->npages + 4) - 2) * PAGE;
-		punlock();
+		punlock();	/* a window: harmless, a fixed map_shadow_stack never replaces */
 		break;
 	}
 	case 4:
@@ -579,11 +628,16 @@ static void op_map(struct rng *r)
 		addr = 0;
 	}
 	flags = rn(r, 4) ? SHADOW_STACK_SET_TOKEN * rn(r, 2) : (rn(r, 2) ? rnext(r) : rn(r, 8));
+	/* every change of the worker's address space under the lock: see pool_lock */
+	plock();
 	ret = map_shadow_stack(addr, size, flags);
 	__atomic_fetch_add(&nops, 1, __ATOMIC_RELAXED);
-	if (ret < 0 && ret > -4096)
+	if (ret < 0 && ret > -4096) {
+		punlock();
 		return;
+	}
 	if (ret & (PAGE - 1)) {
+		punlock();
 		bad("map_shadow_stack(%#lx, %#lx, %#lx) returned the unaligned %#lx", addr, size, flags, ret);
 		return;
 	}
@@ -592,7 +646,6 @@ static void op_map(struct rng *r)
 	unsigned long npages = (size + PAGE - 1) / PAGE;
 
 	note("map_shadow_stack(%#lx, %#lx, %#lx) = %#lx", addr, size, flags, ret);
-	plock();
 	for (int i = 0; i < MAXENT; i++) {
 		const struct ent *e = &pool[i];
 
@@ -616,9 +669,9 @@ static void op_map(struct rng *r)
 		punlock();
 		return;
 	}
-	punlock();
 	if (munmap((void *)ret, npages * PAGE))
 		bad("munmap of a fresh shadow stack %#lx+%#lx: %s", ret, npages * PAGE, strerror(errno));
+	punlock();
 }
 
 /*
@@ -886,6 +939,18 @@ static void op_uffd(struct rng *r)
 	__atomic_fetch_add(&nops, 1, __ATOMIC_RELAXED);
 }
 
+/* Under the lock: is a in a believed page of a safe entry (as pick_safe_addr() gives)? */
+static bool safe_page(unsigned long a)
+{
+	for (int k = 0; k < MAXENT; k++) {
+		const struct ent *e = &pool[k];
+
+		if (e->used && e->safe && a >= e->base && a < e->base + e->npages * PAGE)
+			return pg(e, (a - e->base) / PAGE);
+	}
+	return false;
+}
+
 /* Under the lock: a readable, shadow-stack-writable address of the pool, or 0. */
 static unsigned long pick_safe_addr(struct rng *r)
 {
@@ -907,6 +972,8 @@ static void op_touch(struct rng *r)
 {
 	unsigned long a;
 
+	if (inject == INJECT_WORKER_ABORT)
+		abort();
 	plock();
 	a = pick_safe_addr(r);
 	if (a) {
@@ -947,11 +1014,15 @@ static void op_kwrite(struct rng *r)
 		return;
 	}
 	a &= ~63UL;
-	note("kwrite at %#lx", a);
 	memcpy(before, (void *)a, 64);
 	for (int i = 0; i < 64; i++)
 		junk[i] = rnext(r) | 1;
-	switch (rn(r, 6)) {
+	int kind = rn(r, 6);
+	static const char *const kinds[] = { "process_vm_writev", "read(/dev/urandom)", "ARCH_SHSTK_STATUS",
+					     "clock_gettime", "read(pipe)", "/proc/self/mem" };
+
+	note("kwrite %s at %#lx", kinds[kind], a);
+	switch (kind) {
 	case 0: {
 		struct iovec l = { junk, 1 + rn(r, 64) }, rv = { (void *)a, l.iov_len };
 
@@ -1018,11 +1089,44 @@ static pid_t fork_child(void)
 
 	if (p == 0) {
 		in_child = 1;
+		my_tid = 0;
+		dg = &diag_private;	/* the worker's shared record is not ours (nor mapped) */
 		signal(SIGSEGV, SIG_DFL);	/* children die of their faults as they come */
 		signal(SIGBUS, SIG_DFL);
 		alarm((unsigned)hang_secs + 5);	/* belt and braces: never outlive the fuzzer */
 	}
 	return p;
+}
+
+/* A wait status in words, into buf (wstr() has one static buffer: the threads share it). */
+static const char *wdesc(int st, char *buf, size_t n)
+{
+	if (WIFEXITED(st))
+		snprintf(buf, n, "exit %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(buf, n, "killed by %s%s", sigabbrev_np(WTERMSIG(st)) ?: "?",
+			 WCOREDUMP(st) ? " (core)" : "");
+	else
+		snprintf(buf, n, "status %#x", st);
+	return buf;
+}
+
+/*
+ * The end of a child whose death is its own business (sacrificial: its registers,
+ * context or shadow stack were corrupted on purpose). Every end goes into the trail. A
+ * SIGABRT is also said at once: it is the death that prints, glibc's "*** stack smashing
+ * detected ***: terminated" (a corrupted RSP, RIP or FS base reaches a canary check) or
+ * another fatal message of glibc, on the child's stderr; this line says whose it was.
+ */
+static void child_ended(const char *what, pid_t pid, int st, const char *how)
+{
+	char buf[48];
+
+	note("%s %d (%s): %s", what, (int)pid, how, wdesc(st, buf, sizeof(buf)));
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT &&
+	    __atomic_fetch_add(&dg->aborts, 1, __ATOMIC_RELAXED) < 10)
+		say("  info [%d/%d] %s %d (%s): %s, its own abort after a corruption on purpose (not a failure)",
+		    (int)getpid(), tid(), what, (int)pid, how, buf);
 }
 
 /* Invariant: a normal store into a live ss page faults, whatever the instruction. */
@@ -1073,14 +1177,17 @@ static void op_store_check(struct rng *r)
 		return;
 	if (!wait_end(pid, "store-check child", &st))
 		return;
+	char buf[48];
+
+	note("store-check child %d (variant %d at %#lx): %s", (int)pid, how, a, wdesc(st, buf, sizeof(buf)));
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
-		bad("a normal store (variant %d) to shadow-stack page %#lx succeeded", how, a);
+		bad("a normal store (variant %d) to shadow-stack page %#lx succeeded (child %d)", how, a, (int)pid);
 	else if (WIFEXITED(st) && WEXITSTATUS(st) == 5)
-		bad("belief/smaps mismatch at %#lx (store check)", a);
+		bad("belief/smaps mismatch at %#lx (store check, child %d)", a, (int)pid);
 	else if (!(WIFEXITED(st) && (WEXITSTATUS(st) == 100 + SEGV_ACCERR ||
 				     WEXITSTATUS(st) == 100 + SEGV_MAPERR)) &&
 		 !(WIFSIGNALED(st) && (WTERMSIG(st) == SIGBUS || WTERMSIG(st) == SIGKILL)))
-		bad("store-check child: %s (expected a SIGSEGV)", wstr(st));
+		bad("store-check child %d (variant %d at %#lx): %s (expected a SIGSEGV)", (int)pid, how, a, buf);
 	__atomic_fetch_add(&nops, 1, __ATOMIC_RELAXED);
 }
 
@@ -1165,13 +1272,12 @@ static void op_prctl(struct rng *r)
 		if (ret || f != (F_SHSTK | F_WRSS))
 			bad("worker ARCH_SHSTK_STATUS: %s features %#lx (want SHSTK|WRSS)", errname(-ret), f);
 	}
-	note("prctl child");
 	pid = fork_child();
 	if (pid == 0)
 		prctl_child(r, ssaddr);
 	rnext(r);	/* the parent's stream moves on like the child's did not */
-	if (pid > 0)
-		wait_end(pid, "arch_prctl child", &st);
+	if (pid > 0 && wait_end(pid, "arch_prctl child", &st))
+		child_ended("arch_prctl child", pid, st, "random arch_prctl sequence");
 	__atomic_fetch_add(&nops, 1, __ATOMIC_RELAXED);
 }
 
@@ -1289,9 +1395,35 @@ static void op_ptrace(struct rng *r)
 		case 4: {	/* PTRACE_ARCH_PRCTL: op in data, argument in addr */
 			static unsigned long res[2];
 			unsigned long arg = rn(r, 2) ? (unsigned long)res : rand_arg(r, ss_pool);
+			long op = rand_op(r);
 
-			ret = ptrace(PTRACE_ARCH_PRCTL_REQ, pid, arg, rand_op(r));
-			(void)ret;
+			/*
+			 * An output argument (ARCH_SHSTK_STATUS) is written in the TRACER's
+			 * memory, this worker's: a pool address picked before the lock was
+			 * dropped may be anything by now (another thread's stack). Under the
+			 * lock, and only while it is still a safe pool page: then the write
+			 * must fail and change nothing, like the worker's own STATUS.
+			 */
+			if (arg == ss_pool && ss_pool) {
+				unsigned long before;
+
+				plock();
+				if (!safe_page(ss_pool)) {
+					punlock();
+					note("PTRACE_ARCH_PRCTL %d op %#lx: %#lx is no longer a pool page, skipped",
+					     (int)pid, op, arg);
+					break;
+				}
+				before = shstk_load((unsigned long *)arg);
+				ret = ptrace(PTRACE_ARCH_PRCTL_REQ, pid, arg, op);
+				if (shstk_load((unsigned long *)arg) != before)
+					bad("PTRACE_ARCH_PRCTL op %#lx wrote into the tracer's shadow stack %#lx (ret %ld)",
+					    op, arg, ret);
+				punlock();
+			} else {
+				ret = ptrace(PTRACE_ARCH_PRCTL_REQ, pid, arg, op);
+			}
+			note("PTRACE_ARCH_PRCTL %d op %#lx arg %#lx = %ld", (int)pid, op, arg, ret);
 			break;
 		}
 		case 5:	/* PEEK / POKE the tracee's shadow stack (FOLL_FORCE: allowed) */
@@ -1311,7 +1443,10 @@ static void op_ptrace(struct rng *r)
 			}
 			break;
 		default:	/* let it run to its next stop, or die */
-			if (ptrace(PTRACE_CONT, pid, 0, rn(r, 4) ? 0 : PICK(r, ((int[]){ SIGUSR1, SIGSEGV, SIGSTOP }))))
+			int sig = rn(r, 4) ? 0 : PICK(r, ((int[]){ SIGUSR1, SIGSEGV, SIGSTOP }));
+
+			note("PTRACE_CONT %d sig %d", (int)pid, sig);
+			if (ptrace(PTRACE_CONT, pid, 0, sig))
 				goto out;
 			if (!wait_bounded(pid, &st, WUNTRACED, "tracee after PTRACE_CONT")) {
 				kill(pid, SIGKILL);
@@ -1323,8 +1458,12 @@ static void op_ptrace(struct rng *r)
 		}
 	}
 out:
-	reap(pid, "tracee");
+	if (reap(pid, "tracee", &st))
+		child_ended("tracee", pid, st, "killed at the end");
+	__atomic_fetch_add(&nops, 1, __ATOMIC_RELAXED);
+	return;
 out_reaped:
+	child_ended("tracee", pid, st, "ended after PTRACE_CONT");
 	__atomic_fetch_add(&nops, 1, __ATOMIC_RELAXED);
 }
 
@@ -1368,17 +1507,37 @@ static void corrupting_handler(int sig, siginfo_t *si, void *ucv)
 	}
 }
 
+/* What a sigreturn child does: drawn in the child, and the same on a copy in the parent. */
+struct sigplan {
+	bool nodefer;
+	int mode;		/* sig_mode */
+	unsigned long val;	/* sig_val */
+	int how;		/* 0: raw rt_sigreturn, 1: on a shadow-stack altstack, else raise */
+};
+
+static void sigreturn_plan(struct rng *r, unsigned long ssaddr, struct sigplan *p)
+{
+	p->nodefer = rn(r, 2);
+	p->mode = rn(r, 8);
+	p->val = p->mode == 5 && ssaddr ? ssaddr : rnext(r);
+	p->how = rn(r, 4);
+}
+
 __attribute__((noreturn)) static void sigreturn_child(struct rng *r, unsigned long ssaddr)
 {
 	struct sigaction sa;
+	struct sigplan pl;
 
+	sigreturn_plan(r, ssaddr, &pl);
+	if (inject == INJECT_CHILD_ABORT)
+		abort();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = corrupting_handler;
-	sa.sa_flags = SA_SIGINFO | (rn(r, 2) ? SA_NODEFER : 0);
+	sa.sa_flags = SA_SIGINFO | (pl.nodefer ? SA_NODEFER : 0);
 	sigaction(SIGUSR1, &sa, NULL);
-	sig_mode = rn(r, 8);
-	sig_val = sig_mode == 5 && ssaddr ? ssaddr : rnext(r);
-	switch (rn(r, 4)) {
+	sig_mode = pl.mode;
+	sig_val = pl.val;
+	switch (pl.how) {
 	case 0: {	/* a raw rt_sigreturn on random stack contents */
 		static unsigned long frame[256] __attribute__((aligned(64)));
 
@@ -1413,12 +1572,19 @@ static void op_sigreturn(struct rng *r)
 	plock();
 	ssaddr = pick_safe_addr(r);
 	punlock();
-	note("sigreturn child");
+	struct rng copy = *r;
+	struct sigplan pl;
+	char how[96];
+
 	pid = fork_child();
 	if (pid == 0)
 		sigreturn_child(r, ssaddr);
-	if (pid > 0)
-		wait_end(pid, "sigreturn child", &st);
+	sigreturn_plan(&copy, ssaddr, &pl);	/* what the child drew (r itself moves on as before) */
+	snprintf(how, sizeof(how), "%s, handler mode %d val %#lx%s",
+		 pl.how == 0 ? "raw rt_sigreturn" : pl.how == 1 && ssaddr ? "raise on a shadow-stack altstack" : "raise",
+		 pl.mode, pl.val, pl.nodefer ? " nodefer" : "");
+	if (pid > 0 && wait_end(pid, "sigreturn child", &st))
+		child_ended("sigreturn child", pid, st, how);
 	__atomic_fetch_add(&nops, 1, __ATOMIC_RELAXED);
 }
 
@@ -1432,11 +1598,13 @@ static void *short_thread(void *arg)
 	unsigned long sz = (1 + rn(&r, 8)) * PAGE;
 
 	recurse(3 + rn(&r, 20));
+	plock();	/* its shadow stack is not the pool's, but the address space is shared */
 	a = map_shadow_stack(0, sz, SHADOW_STACK_SET_TOKEN);
 	if (a > 0 && rn(&r, 4))
 		munmap((void *)a, PAGE);	/* partial on purpose; the rest below */
 	if (a > 0)
 		munmap((void *)a, sz);
+	punlock();
 	if (rn(&r, 2))
 		pthread_exit(NULL);	/* from deep inside glibc's unwinder-free exit path */
 	return NULL;
@@ -1445,8 +1613,12 @@ static void *short_thread(void *arg)
 static void op_thread(struct rng *r)
 {
 	pthread_t t;
+	int err;
 
-	if (!pthread_create(&t, NULL, short_thread, (void *)(uintptr_t)rnext(r)))
+	plock();	/* its stack and shadow stack are mapped in here */
+	err = pthread_create(&t, NULL, short_thread, (void *)(uintptr_t)rnext(r));
+	punlock();
+	if (!err)
 		pthread_join(t, NULL);
 	__atomic_fetch_add(&nops, 1, __ATOMIC_RELAXED);
 }
@@ -1474,8 +1646,8 @@ static void op_fork(struct rng *r)
 			     "1:"
 			     : "=a"(ret) : "0"((long)SYS_vfork) : "rcx", "r11", "rdi", "memory");
 		pid = ret;
-		if (pid > 0)
-			wait_end(pid, "vfork child", &st);
+		if (pid > 0 && wait_end(pid, "vfork child", &st))
+			child_ended("vfork child", pid, st, "exits at once");
 		return;
 	}
 	plock();
@@ -1501,8 +1673,13 @@ static void op_fork(struct rng *r)
 	}
 	punlock();
 	if (pid > 0) {
-		if (wait_end(pid, "fork child", &st) && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-			bad("fork child (touching its COW shadow stacks): %s", wstr(st));
+		char buf[48];
+
+		if (wait_end(pid, "fork child", &st)) {
+			note("fork child %d: %s", (int)pid, wdesc(st, buf, sizeof(buf)));
+			if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+				bad("fork child %d (touching its COW shadow stacks): %s", (int)pid, buf);
+		}
 	}
 	__atomic_fetch_add(&nops, 1, __ATOMIC_RELAXED);
 }
@@ -1518,16 +1695,6 @@ static bool believed(unsigned long a)
 			return true;
 	}
 	return false;
-}
-
-static void print_trail(void)
-{
-	for (unsigned i = 0; i < TRAIL; i++) {
-		unsigned j = (trail_n + i) % TRAIL;
-
-		if (trail[j][0])
-			say("  info trail: %s", trail[j]);
-	}
 }
 
 /*
@@ -1590,8 +1757,6 @@ static int check_beliefs(const char *where)
 		    where, extra, missing, own_lost, nss, pool_pages());
 		bad_n++;
 	}
-	if (bad_n && !in_child)
-		print_trail();
 	return bad_n;
 }
 
@@ -1609,8 +1774,11 @@ static void quiescent_checks(int phase)
 		snprintf(where, sizeof(where), "phase %d (forked child)", phase);
 		_exit(check_beliefs(where) ? 1 : 0);
 	}
-	if (pid > 0 && wait_end(pid, "belief-check child", &st) && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-		bad("belief check in a forked child: %s", wstr(st));
+	if (pid > 0 && wait_end(pid, "belief-check child", &st) && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+		char buf[48];
+
+		bad("belief check in forked child %d: %s", (int)pid, wdesc(st, buf, sizeof(buf)));
+	}
 }
 
 /* ---------------------------------------------------------------- worker */
@@ -1636,20 +1804,18 @@ static const struct {
 static unsigned long *sentinel;
 #define SENTINEL_WORD 0x5a5aa5a5c3c33c3cUL
 
-static void sentinel_check(const char *after)
+static bool sentinel_check(const char *after)
 {
+	bool changed = false;
+
 	for (unsigned i = 0; sentinel && i < PAGE / 8; i++)
 		if (sentinel[i] != SENTINEL_WORD) {
 			bad("sentinel page %p word %u is %#lx after %s: a write landed where none may",
 			    (void *)sentinel, i, sentinel[i], after);
-			for (unsigned k = 0; k < TRAIL; k++) {
-				unsigned j = (trail_n + k) % TRAIL;
-
-				if (trail[j][0])
-					say("  info trail: %s", trail[j]);
-			}
 			sentinel[i] = SENTINEL_WORD;
+			changed = true;
 		}
+	return changed;
 }
 
 static bool out_of_budget(void)
@@ -1658,10 +1824,14 @@ static bool out_of_budget(void)
 	       __atomic_load_n(&nfails, __ATOMIC_RELAXED) > 0;
 }
 
-static void run_ops(struct rng *r, int n)
+/* slot: the thread's entry in dg->slot (0 the worker's main thread, 1.. its op threads) */
+static void run_ops(struct rng *r, int n, int slot)
 {
 	int total = 0;
 
+	dg->slot[slot].tid = tid();
+	dg->slot[slot].op = -1;
+	dg->slot[slot].n = 0;
 	for (unsigned i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		total += ops[i].weight;
 	for (int k = 0; k < n && !out_of_budget(); k++) {
@@ -1670,21 +1840,26 @@ static void run_ops(struct rng *r, int n)
 
 		while (w >= ops[i].weight)
 			w -= ops[i++].weight;
+		dg->slot[slot].op = i;
+		dg->slot[slot].n++;
 		ops[i].fn(r);
+		dg->slot[slot].op = -1;
 		sentinel_check(ops[i].name);
 	}
+	dg->slot[slot].op = -2;
 }
 
 struct targ {
 	struct rng r;
 	int n;
+	int slot;
 };
 
 static void *op_thread_main(void *p)
 {
 	struct targ *t = p;
 
-	run_ops(&t->r, t->n);
+	run_ops(&t->r, t->n, t->slot);
 	return NULL;
 }
 
@@ -1702,14 +1877,20 @@ __attribute__((noreturn)) static void worker_body(uint64_t seed, int phases, int
 		for (int i = 0; i < nt; i++) {
 			a[i].r.s = rnext(&r);
 			a[i].n = per_phase;
-			if (!pthread_create(&t[i], NULL, op_thread_main, &a[i]))
-				started++;
-			else
+			a[i].slot = 1 + i;
+			plock();	/* the started threads are at work already */
+			int err = pthread_create(&t[i], NULL, op_thread_main, &a[i]);
+
+			punlock();
+			if (err)
 				break;
+			started++;
 		}
-		run_ops(&r, per_phase);
+		note("phase %d: %d op thread(s)", ph, started);
+		run_ops(&r, per_phase, 0);
 		for (int i = 0; i < started; i++)
 			pthread_join(t[i], NULL);
+		note("phase %d: threads joined, belief check", ph);
 		quiescent_checks(ph);
 	}
 	/* tear down: everything unmapped, only the own shadow stack left */
@@ -1722,7 +1903,7 @@ __attribute__((noreturn)) static void worker_body(uint64_t seed, int phases, int
 		}
 	if (count_ss_vmas(0) != 1)
 		bad("after unmapping the pool: %d ss VMAs (want only the own shadow stack)", count_ss_vmas(0));
-	say("  info worker ops=%ld", __atomic_load_n(&nops, __ATOMIC_RELAXED));
+	say("  info worker ops=%ld aborted-children=%d", __atomic_load_n(&nops, __ATOMIC_RELAXED), dg->aborts);
 	_exit(nfails ? 2 : 0);
 }
 
@@ -1731,7 +1912,13 @@ __attribute__((noreturn)) static void worker(uint64_t seed, int phases, int per_
 	long ret = arch_prctl_raw(ARCH_SHSTK_ENABLE, F_SHSTK);
 
 	catch_worker_faults();
+	/* one malloc arena (brk): no thread maps an arena of its own outside the pool lock */
+	mallopt(M_ARENA_MAX, 1);
 	madvise(nops_p, PAGE, MADV_DONTFORK);	/* the op counter: the worker's alone */
+	if (wdiag) {				/* its record, for the supervisor alone */
+		madvise(wdiag, (sizeof(*wdiag) + PAGE - 1) & ~(PAGE - 1), MADV_DONTFORK);
+		dg = wdiag;
+	}
 	if (ret) {
 		say("  FAIL worker: ARCH_SHSTK_ENABLE(SHSTK): %s", errname(-ret));
 		_exit(2);
@@ -1997,6 +2184,27 @@ static void thp_mode(const char *line, char *out, size_t n)
 	snprintf(out, n, "%.*s", a && b ? (int)(b - a - 1) : 0, a ? a + 1 : "");
 }
 
+/* A failed round: what the worker's threads were doing and its last operations. */
+static void worker_report(pid_t pid)
+{
+	const struct diag *d = wdiag;
+
+	for (int i = 0; i < NSLOT; i++) {
+		int op = d->slot[i].op;
+
+		if (!d->slot[i].tid)
+			continue;
+		if (op >= 0)
+			say("  info worker %d thread %d: in %s (its operation %ld)", (int)pid, d->slot[i].tid,
+			    ops[op].name, d->slot[i].n);
+		else
+			say("  info worker %d thread %d: %s (%ld operations)", (int)pid, d->slot[i].tid,
+			    op == -2 ? "finished" : "between operations", d->slot[i].n);
+	}
+	say("  info worker %d: its last operations (oldest first; thread id, what):", (int)pid);
+	print_trail(d, "");
+}
+
 static uint64_t env_u64(const char *name, uint64_t dflt)
 {
 	const char *v = getenv(name);
@@ -2016,6 +2224,8 @@ int main(int argc, char **argv)
 	double t0 = now(), end;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
+	/* glibc's fatal messages ("*** stack smashing detected ***") to stderr, never /dev/tty */
+	setenv("LIBC_FATAL_STDERR_", "1", 1);
 	if (argc > 1 && !strcmp(argv[1], "selftest")) {
 		require_hw();
 		hang_secs = 20;
@@ -2023,13 +2233,28 @@ int main(int argc, char **argv)
 	}
 	nops_p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	sentinel = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (nops_p == MAP_FAILED || sentinel == MAP_FAILED) {
+	wdiag = mmap(NULL, sizeof(*wdiag), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (nops_p == MAP_FAILED || sentinel == MAP_FAILED || wdiag == MAP_FAILED) {
 		perror("mmap");
 		return 2;
 	}
 	for (unsigned i = 0; i < PAGE / 8; i++)
 		sentinel[i] = SENTINEL_WORD;
 	hang_secs = env_u64("SHSTK_FUZZ_HANG", 60);
+	if (getenv("SHSTK_FUZZ_INJECT")) {
+		const char *v = getenv("SHSTK_FUZZ_INJECT");
+
+		if (!strcmp(v, "worker-abort"))
+			inject = INJECT_WORKER_ABORT;
+		else if (!strcmp(v, "child-abort"))
+			inject = INJECT_CHILD_ABORT;
+		else if (*v) {
+			say("shstk_fuzz: SHSTK_FUZZ_INJECT=%s: not worker-abort or child-abort", v);
+			return 2;
+		}
+		if (inject)
+			say("  info SHSTK_FUZZ_INJECT=%s: a test of the report, not a fuzz run", v);
+	}
 	max_threads = env_u64("SHSTK_FUZZ_THREADS", 3) > 3 ? 3 : env_u64("SHSTK_FUZZ_THREADS", 3);
 	if (argc > 1)
 		secs = strtod(argv[1], NULL);
@@ -2068,6 +2293,7 @@ int main(int argc, char **argv)
 		deadline = now() + (left < 20 ? left : 20);	/* each worker: at most 20 s */
 		ops_budget = max_ops - total_ops < 400 ? max_ops - total_ops : 400;
 		*nops_p = 0;
+		memset(wdiag, 0, sizeof(*wdiag));
 		pid = fork();
 		if (pid == 0)
 			worker(wseed, 2 + rn(&r, 3), 60 + rn(&r, 60));
@@ -2087,16 +2313,20 @@ int main(int argc, char **argv)
 				    (int)pid, rounds, (unsigned long long)wseed, hang_secs);
 				report_tasks(pid);
 				kill(pid, SIGKILL);
+				worker_report(pid);
 				goto done;
 			}
 			usleep(20000);
 		}
 		if (WIFSIGNALED(st)) {
 			worker_sig++;
-			bad("worker of round %d (seed %llu) died: %s", rounds, (unsigned long long)wseed, wstr(st));
+			bad("worker %d of round %d (seed %llu) died: %s", (int)pid, rounds, (unsigned long long)wseed,
+			    wstr(st));
 		} else if (WEXITSTATUS(st) != 0) {
-			bad("worker of round %d (seed %llu): %s", rounds, (unsigned long long)wseed, wstr(st));
+			bad("worker %d of round %d (seed %llu): %s", (int)pid, rounds, (unsigned long long)wseed, wstr(st));
 		}
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			worker_report(pid);
 		total_ops += *nops_p;
 		rounds++;
 	}
@@ -2106,7 +2336,8 @@ done:
 		if (*scan_orig)
 			write_file(thp_scan, scan_orig);
 	}
-	sentinel_check("the last round");
+	if (sentinel_check("the last round"))
+		print_trail(wdiag, " of the last worker");
 	say("  info rounds=%d ops=%ld secs=%.1f worker-deaths=%d", rounds, total_ops,
 	    now() - t0, worker_sig);
 	if (nfails) {
