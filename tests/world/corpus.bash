@@ -7,9 +7,11 @@
 # starts the programs under test through `x` (or `daemon` for servers), which puts the
 # launcher in front ($LAUNCH: empty, or cetctl run --shstk --) and records the first
 # program that failed; the harness's own steps (making inputs, computing the expected
-# value, comparing) run plainly and use only bash built-ins and cmp. The expected value
+# value, comparing) run plainly: bash built-ins and a few tools (cmp, stat, sha256sum,
+# ssh-keygen) that are not the subject of that workload. The expected value
 # is computed here, never copied from a run. Return 0 when the result is right; on a
-# wrong result `check` says what differed on stderr.
+# wrong result `check` says what differed on stderr. A program's stderr is never thrown
+# away: it is where the diagnosis of a fault (or cetctl's verdict) appears.
 #
 # The table: `corpus NAME PROGRAM SUBSET "WORKLOAD"`, SUBSET=1 for the programs that
 # also run in the default Bochs tier's initramfs (tests/guest/corpus.bats).
@@ -460,10 +462,10 @@ w_openssl_tls() {
 	p=$(port)
 	for ((i = ${#msg} - 1; i >= 0; i--)); do rev+=${msg:i:1}; done
 	x openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
-		-keyout key.pem -out cert.pem -days 1 2>/dev/null || return
+		-keyout key.pem -out cert.pem -days 1 || return
 	daemon s_server openssl s_server -accept "127.0.0.1:$p" -cert cert.pem -key key.pem -naccept 1 -rev
 	wait_output s_server '^ACCEPT' || return
-	out=$(printf '%s\nCLOSE\n' "$msg" | x openssl s_client -connect "127.0.0.1:$p" -quiet -ign_eof 2>/dev/null) || return
+	out=$(printf '%s\nCLOSE\n' "$msg" | x openssl s_client -connect "127.0.0.1:$p" -quiet -ign_eof) || return
 	waited s_server || return
 	check "reversed line" "$rev" "${out%%$'\n'*}"
 }
@@ -471,7 +473,7 @@ w_openssl_tls() {
 corpus openssl-async openssl 1 "speed -async_jobs 1 (ASYNC jobs: makecontext/swapcontext), sha256, 1 s"
 w_openssl_async() {
 	local l ok=0
-	x openssl speed -seconds 1 -bytes 1024 -async_jobs 1 -evp sha256 >out 2>/dev/null || return
+	x openssl speed -seconds 1 -bytes 1024 -async_jobs 1 -evp sha256 >out || return
 	while read -r l; do [[ $l =~ ^sha256\ +[0-9.]+k$ ]] && ok=1; done <out
 	check "a sha256 throughput line" 1 "$ok"
 }
@@ -572,7 +574,7 @@ w_redis() {
 	printf 'RPUSH l a b c\nLRANGE l 0 -1\nGET k\n' >>cmds
 	out=$(x redis-cli -p "$p" <cmds) || return
 	# its status is not the point: the server's, after SHUTDOWN, is
-	"${LAUNCH[@]}" redis-cli -p "$p" shutdown nosave >/dev/null 2>&1
+	"${LAUNCH[@]}" redis-cli -p "$p" shutdown nosave >/dev/null
 	waited redis || return
 	check "replies" "$s" "${out##*$'\n'}" || return
 	[[ $out == *$'a\nb\nc\n'* ]] || { echo "check failed: LRANGE did not give a b c" >&2; return 1; }
