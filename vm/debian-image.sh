@@ -207,6 +207,22 @@ make_disk() {
   done
 }
 
+# in_root WHAT: run the commands on stdin (a script using chroot "$root") with the root's
+# /proc, /sys and /dev mounted, in a private mount namespace (nothing stays mounted);
+# its output into install.log, which is shown when it fails
+in_root() {
+  { echo 'set -e'
+    echo "mount -t proc proc \"$root/proc\""
+    echo "mount -t sysfs sysfs \"$root/sys\""
+    echo "mount --bind /dev \"$root/dev\""
+    echo 'export DEBIAN_FRONTEND=noninteractive LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin'
+    cat; } > "$img/install.sh"
+  if ! timeout 900 unshare -m --propagation private bash "$img/install.sh" >"$img/install.log" 2>&1; then
+    tail -n 25 "$img/install.log" >&2
+    die "$1 failed (log: $img/install.log)"
+  fi
+}
+
 # the world tier's root: the cetctl .deb, the corpus and its init; no kernel, no systemd
 world_image() {
   cp "$debs/${cdebs[0]}" "$root/var/cache/cetctl-test/"
@@ -215,18 +231,9 @@ world_image() {
   install -m 0644 "$REPO/tests/world/corpus.bash" "$root/usr/libexec/cetctl-world/"
   echo cetguest > "$root/etc/hostname"
   printf '127.0.0.1\tlocalhost\n127.0.1.1\tcetguest\n' > "$root/etc/hosts"
-  cat > "$img/install.sh" <<EOF
-set -e
-mount -t proc proc "$root/proc"
-mount -t sysfs sysfs "$root/sys"
-mount --bind /dev "$root/dev"
-export DEBIAN_FRONTEND=noninteractive LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
+  in_root "installing the cetctl .deb in the world image" <<EOF
 chroot "$root" apt-get install -y --no-install-recommends /var/cache/cetctl-test/${cdebs[0]}
 EOF
-  if ! timeout 900 unshare -m --propagation private bash "$img/install.sh" >"$img/install.log" 2>&1; then
-    tail -n 25 "$img/install.log" >&2
-    die "installing the cetctl .deb in the world image failed (log: $img/install.log)"
-  fi
   rm -f "$root"/var/cache/apt/archives/*.deb "$root"/var/cache/cetctl-test/*.deb
   make_disk
   say "world image assembled in $((SECONDS - t0)) s: $img ($used MiB used, $(( cyl * 16 * 63 / 2048 )) MiB disk)"
@@ -324,20 +331,14 @@ printf '%s\n' "$(echo "cetctl-debian-$ikey" | md5sum | cut -c1-32)" > "$root/etc
 echo cetguest > "$root/etc/hostname"
 printf '127.0.0.1\tlocalhost\n127.0.1.1\tcetguest\n' > "$root/etc/hosts"
 
-# dpkg and apt in the root (a private mount namespace: nothing stays mounted); trixie's
-# kernel files are in place already
+# dpkg and apt in the root; trixie's kernel files are in place already
 kinstall=:
 # trixie: lighttpd is started by its test only (it dies under cetctl run --shstk there,
 # tests/debian13/daemon.bats); nginx is the daemon that runs at boot
 trixie_units=:
 [[ $suite == trixie ]] && trixie_units="chroot \"$root\" systemctl disable lighttpd.service"
 [[ $suite == bookworm ]] && kinstall="chroot \"$root\" dpkg -i /var/cache/cetctl-test/$(basename "$kdeb")"
-cat > "$img/install.sh" <<EOF
-set -e
-mount -t proc proc "$root/proc"
-mount -t sysfs sysfs "$root/sys"
-mount --bind /dev "$root/dev"
-export DEBIAN_FRONTEND=noninteractive LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
+in_root "installing the packages in the image" <<EOF
 $kinstall
 chroot "$root" apt-get install -y --no-install-recommends /var/cache/cetctl-test/${cdebs[0]}
 chroot "$root" systemctl enable cetctl-debian-tests.service
@@ -348,10 +349,6 @@ chroot "$root" systemctl mask serial-getty@ttyS0.service getty@tty1.service
 chroot "$root" systemctl mask e2scrub_reap.service getty-static.service
 $trixie_units
 EOF
-if ! timeout 900 unshare -m --propagation private bash "$img/install.sh" >"$img/install.log" 2>&1; then
-  tail -n 25 "$img/install.log" >&2
-  die "installing the packages in the image failed (log: $img/install.log)"
-fi
 if [[ $suite == trixie ]]; then
   depmod -b "$root" "$(cat "$kdeb/release")" >>"$img/install.log" 2>&1 ||
     die "depmod for the built-in modules failed (log: $img/install.log)"

@@ -88,45 +88,34 @@ helper() {
 	echo $! >"$W/$name.pid"
 }
 
+# wait_ready NAME WHAT TEST...: until TEST succeeds (the server is ready), or the server
+# NAME exited (its status recorded as the failure), or WORLD_WAIT seconds passed.
+wait_ready() {
+	local name=$1 what=$2 pid st i
+	shift 2
+	pid=$(cat "$W/$name.pid")
+	for ((i = 0; i < WORLD_WAIT * 5; i++)); do
+		"$@" 2>/dev/null && return 0
+		if ! kill -0 "$pid" 2>/dev/null; then
+			st=0
+			wait "$pid" || st=$?
+			[[ -s $W/.failed ]] || echo "$st $name" >"$W/.failed"
+			echo "harness: $name exited with status $st before it $what" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+	echo "harness: $name had not $what within ${WORLD_WAIT} s" >&2
+	return 1
+}
+connects() { (exec 9<>"/dev/tcp/127.0.0.1/$1"); }
+
+# wait_port NAME PORT: until 127.0.0.1:PORT accepts (bash's /dev/tcp).
+wait_port() { wait_ready "$1" "listened on $2" connects "$2"; }
+
 # wait_output NAME ERE: until the server's output has a line matching ERE (a server
 # that accepts one connection only must not be probed by wait_port).
-wait_output() {
-	local name=$1 pid i st
-	pid=$(cat "$W/$name.pid")
-	for ((i = 0; i < WORLD_WAIT * 5; i++)); do
-		grep -qE -- "$2" "$W/$name.out" 2>/dev/null && return 0
-		if ! kill -0 "$pid" 2>/dev/null; then
-			st=0
-			wait "$pid" || st=$?
-			[[ -s $W/.failed ]] || echo "$st $name" >"$W/.failed"
-			echo "harness: $name exited with status $st before it printed /$2/" >&2
-			return 1
-		fi
-		sleep 0.2
-	done
-	echo "harness: $name did not print /$2/ within ${WORLD_WAIT} s" >&2
-	return 1
-}
-
-# wait_port NAME PORT: until 127.0.0.1:PORT accepts (bash's /dev/tcp), or the server
-# NAME exited (its status recorded as the failure), or WORLD_WAIT seconds passed.
-wait_port() {
-	local name=$1 p=$2 pid st i
-	pid=$(cat "$W/$name.pid")
-	for ((i = 0; i < WORLD_WAIT * 5; i++)); do
-		if (exec 9<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then return 0; fi
-		if ! kill -0 "$pid" 2>/dev/null; then
-			st=0
-			wait "$pid" || st=$?
-			[[ -s $W/.failed ]] || echo "$st $name" >"$W/.failed"
-			echo "harness: $name exited with status $st before it listened on $p" >&2
-			return 1
-		fi
-		sleep 0.2
-	done
-	echo "harness: $name did not listen on port $p within ${WORLD_WAIT} s" >&2
-	return 1
-}
+wait_output() { wait_ready "$1" "printed /$2/" grep -qE -- "$2" "$W/$1.out"; }
 
 # stop NAME [STATUS]: SIGTERM a server and require a clean exit: status 0, or STATUS
 # (a Go program without a SIGTERM handler ends with 143, as the signal's default).
