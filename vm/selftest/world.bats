@@ -20,7 +20,12 @@ shift 3
 case $FAKE_CASE in
 works) exec "$@" ;;
 refuse) echo "cetctl: run: warning: /usr/bin/$1 is not marked shadow-stack compatible" >&2
-	echo "cetctl: run: /usr/bin/$1: incompatible: the Go runtime switches stacks; not started (--force runs it)" >&2
+	echo "cetctl: run: refusing to run /usr/bin/$1: incompatible: the Go runtime switches stacks; --force-incompatible runs it anyway; program not run" >&2
+	exit 125 ;;
+warned-own) echo "cetctl: run: warning: /usr/bin/$1: incompatible: switches stacks; it may die of a control-protection fault" >&2
+	echo "cetctl: run: PTRACE_SEIZE: Operation not permitted" >&2
+	exit 125 ;;
+at-secure) echo "cetctl: run: refusing to run /usr/bin/$1: the kernel made its exec privileged (AT_SECURE)" >&2
 	exit 125 ;;
 verdict-no-125) echo "cetctl: run: /usr/bin/$1: incompatible: the Go runtime switches stacks" >&2
 	exit 1 ;;
@@ -60,7 +65,7 @@ outcome() { # NAME: "outcome diagnosed" of its record in $output
 	corpus refuse sed
 	[ "$status" -eq 0 ]
 	[ "$(outcome sed)" = "refused -" ]
-	grep $'^CETCTL-WORLD-OUTCOME' <<<"$output" | grep -q 'incompatible: the Go runtime switches stacks'
+	grep $'^CETCTL-WORLD-OUTCOME' <<<"$output" | grep -q 'refusing to run /usr/bin/sed: incompatible: the Go runtime switches stacks'
 	# the warning about the marking is not the gist; the verdict is
 	grep $'^CETCTL-WORLD-RUN\tsed\tshstk\t125\t' <<<"$output" | grep -qv 'not marked'
 }
@@ -69,6 +74,18 @@ outcome() { # NAME: "outcome diagnosed" of its record in $output
 	corpus verdict-no-125 sed
 	[ "$(outcome sed)" = "fails no" ]
 	[ "$status" -eq 1 ]
+}
+
+@test "run-corpus: 125 after a warning that names incompatibility is cetctl's failure, not a refusal" {
+	corpus warned-own sed
+	[ "$(outcome sed)" = "fails yes" ]
+	grep $'^CETCTL-WORLD-OUTCOME' <<<"$output" | grep -q 'PTRACE_SEIZE'
+}
+
+@test "run-corpus: a refusal for another reason (AT_SECURE) is no compatibility verdict" {
+	corpus at-secure sed
+	[ "$(outcome sed)" = "fails yes" ]
+	grep $'^CETCTL-WORLD-OUTCOME' <<<"$output" | grep -q 'AT_SECURE'
 }
 
 @test "run-corpus: a fault with the preload's diagnosis fails, diagnosed: ok" {
