@@ -203,7 +203,7 @@ make_disk() {
   # start with its prefix; the cetctl .debs serve both; the world root's base shares
   # bookworm's base-<key> names)
   for l in "base-$pfx" cetctl-deb- "image-$pfx" world-; do
-    ls -dt "$CACHE/$l"[0-9a-f]* 2>/dev/null | tail -n +3 | xargs -r rm -rf
+    { ls -dt "$CACHE/$l"[0-9a-f]* 2>/dev/null || true; } | tail -n +3 | xargs -r rm -rf
   done
 }
 
