@@ -150,13 +150,16 @@ else
   while read -r prog; do
     [[ -f $ST/usr/bin/$prog && ! -L $ST/usr/bin/$prog ]] || { rm -f "$ST/usr/bin/$prog"; put_bin "$prog"; }
     p=$(command -v "$prog" 2>/dev/null) || continue
-    pkg=$(dpkg-query -S "$(readlink -f "$p")" 2>/dev/null | head -n1) || pkg=
+    p=$(readlink -f "$p")   # merged /usr: dpkg may know it by its /bin name
+    pkg=$(dpkg-query -S "$p" 2>/dev/null || dpkg-query -S "${p#/usr}" 2>/dev/null) || pkg=
     pkg=${pkg%%:*}
     [[ -n $pkg ]] && printf '%s\t%s %s\n' "$prog" "$pkg" "$(dpkg-query -W -f='${Version}' "$pkg")" \
       >> "$ST/usr/libexec/cetctl/world/versions"
   done < <(bash "$REPO/tests/world/run-corpus" --list --subset --programs)
-  for d in /usr/share/tcltk/tcl8.6 /usr/lib/ssl; do
-    [[ -d $d ]] && { mkdir -p "$ST$d"; cp -aL "$d/." "$ST$d/"; } || true
+  # Tcl's start-up scripts (init.tcl and its neighbours, not the encodings and
+  # modules: 3 MB), OpenSSL's configuration (not the CA bundles)
+  for f in /usr/share/tcltk/tcl8.6/*.tcl /usr/share/tcltk/tcl8.6/tclIndex /usr/lib/ssl/openssl.cnf; do
+    [[ -f $f ]] && put_path "$f"
   done
 
   # bats: /usr/bin/bats is a wrapper that finds /usr/lib/bats-core and /usr/libexec/bats-core

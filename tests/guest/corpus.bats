@@ -82,7 +82,6 @@ corpus_check() {
 @test "corpus: openssl speed -async_jobs (ucontext)" { corpus_check openssl-async; }
 @test "corpus: sqlite3" { corpus_check sqlite3; }
 @test "corpus: qemu-img (coroutines)" { corpus_check qemu-img; }
-@test "corpus: prometheus-node-exporter (Go)" { corpus_check node-exporter; }
 
 @test "corpus: every program of the subset has its test here" {
 	local n want=()

@@ -522,7 +522,7 @@ w_qemu_img() {
 	same "round trip" raw.img back.img
 }
 
-corpus node-exporter prometheus-node-exporter 1 "Go: serve /metrics once (uname collector), nodename as uname -n"
+corpus node-exporter prometheus-node-exporter 0 "Go: serve /metrics once (uname collector), nodename as uname -n"
 w_node_exporter() {
 	local p body want
 	p=$(port)

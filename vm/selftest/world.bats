@@ -150,8 +150,10 @@ outcome() { # NAME: "outcome diagnosed" of its record in $output
 	run "$RC" --list --subset
 	[ "$(wc -l <<<"$output")" -ge 10 ]
 	[[ $output == *qemu-img* && $output == *openssl-async* && $output == *grep-P* ]]
+	run "$RC" --list --programs
+	[[ $output == *prometheus-node-exporter* && $output == *redis-server* ]]
 	run "$RC" --list --subset --programs
-	[[ $output == *prometheus-node-exporter* ]]
+	[[ $output == *qemu-img* && $output != *redis-server* ]]
 	run "$RC" no-such-program
 	[ "$status" -eq 1 ]
 	[[ $output == *"no program 'no-such-program' in the corpus"* ]]
