@@ -32,6 +32,9 @@ verdict-no-125) echo "cetctl: run: /usr/bin/$1: incompatible: the Go runtime swi
 diag) echo "cetctl-preload: $1: control-protection fault in libc.so.6 (swapcontext): ucontext" >&2
 	kill -SEGV $$ ;;
 silent) kill -SEGV $$ ;;
+crash-report) printf '%s\n' "-e:1: [BUG] Segmentation fault at 0x0000000000000000" "-- C level backtrace --" \
+		"7ffd-7ffe r-xp 00000000 00:00 0 [vdso]" "ffff-ffff --xp 00000000 00:00 0 [vsyscall]" >&2
+	kill -ABRT $$ ;;
 own) echo "cetctl: run: warning: /usr/bin/$1 is not marked shadow-stack compatible" >&2
 	echo "cetctl: run: PTRACE_SEIZE: Operation not permitted" >&2
 	exit 125 ;;
@@ -101,6 +104,12 @@ outcome() { # NAME: "outcome diagnosed" of its record in $output
 	[ "$status" -eq 1 ]
 	[ "$(outcome sed)" = "fails no" ]
 	[[ $output == *"not ok 1 sed: fails without diagnosis: status 139 (sed)"* ]]
+}
+
+@test "run-corpus: a runtime's crash report leads the gist, not the memory map it ends with" {
+	corpus crash-report sed
+	[ "$(outcome sed)" = "fails no" ]
+	grep $'^CETCTL-WORLD-RUN\tsed\tshstk\t134' <<<"$output" | grep -q $'\t-e:1: \\[BUG\\] Segmentation fault at'
 }
 
 @test "run-corpus: cetctl's own failure (125, an error line) is a diagnosed failure" {
