@@ -38,8 +38,11 @@
 #               below), 37 workloads of 33 Debian programs, each plainly and under
 #               `cetctl run --shstk`, in Bochs on a Debian root of their packages with an
 #               init of its own; the table and the goal's figures (vm/world.py) in
-#               build/artifacts/world.{md,tsv,json}. Measured: WORLD_TIME_MEASURED
-#               (the default bochs tier runs the corpus's subset: tests/guest/corpus.bats)
+#               build/artifacts/world.{md,tsv,json}. Measured on a shared, loaded 2-core
+#               host (README "Real programs"): image 576 s (mmdebstrap) + 286 s (the cetctl
+#               .debs, shared with debian) + 29 s; boot to its init 44 s; the corpus in two
+#               halves of 2053 s and 1821 s wall (335 s of Bochs CPU time for the first).
+#               The default bochs tier runs the corpus's subset: tests/guest/corpus.bats
 #
 # It installs the Debian packages it needs (vm/install-deps.sh), builds
 # cetctl and its tests, builds our kernel from linux-source-6.1 plus
