@@ -43,36 +43,44 @@
 #   image-<key>/               key = the base, both .debs, the kernel, tests/debian/,
 #                              tests/debian13/ (trixie), vm/debian-guest/ and this script
 # A missing or partial layer is rebuilt; nothing depends on the cache existing.
+# --dry-run builds nothing and takes no lock: it checks the arguments, computes each
+# layer's key, says on stderr which directory each layer is and whether it is built,
+# and prints the image directory it would make as its last line (vm/selftest/debian-image.bats).
 # Env: CETCTL_CACHE, CETCTL_DEBIAN_MIRROR (default "-": the machine's own apt sources).
 set -euo pipefail
 
 die() { echo "debian-image: ERROR: $*" >&2; exit 1; }
 say() { echo "debian-image: $*" >&2; }
 
-usage="usage: vm/debian-image.sh [--suite bookworm|trixie] KERNEL | --world
-  KERNEL   bookworm: a linux-image .deb from vm/build-kernel.sh --deb;
-           trixie: the directory of vm/build-kernel.sh --debian13
-  --world  the world tier's Debian 12 root (tests/world/), no kernel"
-[[ ${1:-} == -h || ${1:-} == --help ]] && { echo "$usage"; exit 0; }
-suite=bookworm world=0 kdeb=
-if [[ ${1:-} == --suite ]]; then
-  (($# >= 2)) || die "--suite needs bookworm or trixie"
-  suite=$2; shift 2
-fi
+usage="usage: vm/debian-image.sh [--dry-run] [--suite bookworm|trixie] KERNEL | [--dry-run] --world
+  KERNEL     bookworm: a linux-image .deb from vm/build-kernel.sh --deb;
+             trixie: the directory of vm/build-kernel.sh --debian13
+  --world    the world tier's Debian 12 root (tests/world/), no kernel
+  --dry-run  build nothing: name each layer's cache directory and whether it is built"
+suite=bookworm world=0 dry=0 kdeb='' pos=()
+while (($#)); do
+  case $1 in
+    -h|--help) echo "$usage"; exit 0 ;;
+    --suite) (($# >= 2)) || die "--suite needs bookworm or trixie"
+             suite=$2; shift 2 ;;
+    --world) world=1; shift ;;
+    --dry-run) dry=1; shift ;;
+    -*) die "unknown option '$1'; $usage" ;;
+    *) pos+=("$1"); shift ;;
+  esac
+done
 [[ $suite == bookworm || $suite == trixie ]] || die "unknown suite '$suite' (bookworm or trixie)"
-(($# == 1)) || die "$usage"
-if [[ $1 == --world ]]; then
+if ((world)); then
   [[ $suite == bookworm ]] || die "--world is a Debian 12 (bookworm) root, not $suite"
-  world=1
-elif [[ $1 == -* ]]; then
-  die "unknown option '$1'; $usage"
+  ((${#pos[@]} == 0)) || die "--world takes no KERNEL; $usage"
 else
-  kdeb=$(readlink -f "$1")
+  ((${#pos[@]} == 1)) || die "$usage"
+  kdeb=$(readlink -f "${pos[0]}")
   if [[ $suite == bookworm ]]; then
-    [[ -f $kdeb ]] || die "kernel package $1 not found"
+    [[ -f $kdeb ]] || die "kernel package ${pos[0]} not found"
   else
     for f in bzImage config System.map release; do
-      [[ -s $kdeb/$f ]] || die "$1 is not a kernel directory of vm/build-kernel.sh --debian13 (no $f)"
+      [[ -s $kdeb/$f ]] || die "${pos[0]} is not a kernel directory of vm/build-kernel.sh --debian13 (no $f)"
     done
   fi
 fi
@@ -82,9 +90,19 @@ MIRROR=${CETCTL_DEBIAN_MIRROR:--}
 for t in mmdebstrap mkfs.ext4 dpkg-buildpackage dpkg-deb unshare chroot sha256sum flock git; do
   command -v "$t" >/dev/null || die "'$t' not found — run vm/install-deps.sh"
 done
+# dry_layer NAME DIR FILE: in a dry run, name the layer's directory and whether FILE
+# (its mark of completion) is there; true when this is a dry run
+dry_layer() {
+  ((dry)) || return 1
+  local state="to build"
+  [[ -s $2/$3 ]] && state=cached
+  say "dry run: $1 layer $2 ($state)"
+}
 mkdir -p "$CACHE"
-exec 8>"$CACHE/.lock"
-flock -w 3600 8 || die "timed out waiting for $CACHE/.lock"
+if ((!dry)); then
+  exec 8>"$CACHE/.lock"
+  flock -w 3600 8 || die "timed out waiting for $CACHE/.lock"
+fi
 
 # What the guest needs besides minbase: systemd as PID 1 (with udev, as a real
 # system has), node_exporter, a real network daemon, curl to talk to both, bats
@@ -129,7 +147,9 @@ bkey=$( { echo "recipe $BASE_RECIPE"; printf '%s\n' "${PACKAGES[@]}" | sort
               /etc/apt/sources.list.d/*.sources 2>/dev/null || true
           [[ $suite == bookworm ]] || machine_sources; } | h16)
 base=$CACHE/base-$pfx$bkey
-if [[ ! -s $base/root.tar ]]; then
+if dry_layer base "$base" root.tar; then
+  :
+elif [[ ! -s $base/root.tar ]]; then
   say "building the $suite base root (mmdebstrap minbase $suite + ${#PACKAGES[@]} packages)"
   rm -rf "$base"; mkdir -p "$base"
   t0=$SECONDS
@@ -156,7 +176,9 @@ trap 'rm -f "$srctar"' EXIT
    --numeric-owner -cf -) > "$srctar" || die "archiving the checkout's tracked files failed"
 skey=$( { echo "recipe 1"; sha256sum < "$srctar"; } | h16)
 debs=$CACHE/cetctl-deb-$skey
-if [[ ! -s $debs/done ]]; then
+if dry_layer cetctl-deb "$debs" 'done'; then
+  :
+elif [[ ! -s $debs/done ]]; then
   say "building the cetctl .debs of this checkout (dpkg-buildpackage, twice: V and V+upgradetest1)"
   rm -rf "$debs"; mkdir -p "$debs/src"
   t0=$SECONDS
@@ -185,7 +207,7 @@ if [[ ! -s $debs/done ]]; then
 else
   say "cached cetctl .debs: $debs"
 fi
-mapfile -t cdebs < "$debs/done"
+((dry)) || mapfile -t cdebs < "$debs/done"
 
 # ext4 without mounting (mkfs -d); the size a multiple of 16*63 sectors so that
 # Bochs' ATA disk takes it as cylinders x 16 heads x 63 sectors
@@ -261,6 +283,10 @@ else
             (cd "$REPO" && find "${tdirs[@]}" vm/debian-guest tests/guest/helpers/shstk_elf.c \
                tests/guest/helpers/shstk.h src/lib/cet-abi.h -type f -print0 | sort -z | xargs -0 sha256sum); } | h16)
   img=$CACHE/image-$pfx$ikey
+fi
+if dry_layer image "$img" 'done'; then
+  echo "$img"
+  exit 0
 fi
 if [[ -s $img/done ]]; then
   say "cached image: $img"
