@@ -20,7 +20,7 @@ WORLD=${CETCTL_WORLD:-/usr/libexec/cetctl/world}
 # Measured in Bochs on main before issue 31's other parts (ucontext in the preload,
 # the compatibility verdict, the post-fault diagnosis): both die of a control-protection
 # fault in libc's swapcontext with nothing on stderr.
-declare -A KNOWN=(
+declare -gA KNOWN=(
 	[openssl-async]="ASYNC jobs switch stacks with makecontext/swapcontext (issue 31: ucontext)"
 	[qemu-img]="coroutines switch stacks with makecontext/swapcontext (issue 31: ucontext)"
 )
