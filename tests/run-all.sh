@@ -34,6 +34,15 @@
 #               vmlinux with DEBUG_INFO/BTF; cached, then seconds); the image ~10-25 min
 #               on a loaded machine (once per input); the boot to systemd ~7 min wall in
 #               Bochs, the suites ~1-2 min each (vm/debian13/README.md "Figures")
+#        world  opt-in, not in the default list: the world corpus (tests/world/, run_world
+#               below), 37 workloads of 33 Debian programs, each plainly and under
+#               `cetctl run --shstk`, in Bochs on a Debian root of their packages with an
+#               init of its own; the table and the goal's figures (vm/world.py) in
+#               build/artifacts/world.{md,tsv,json}. Measured on a shared, loaded 2-core
+#               host (README "Real programs"): image 576 s (mmdebstrap) + 286 s (the cetctl
+#               .debs, shared with debian) + 29 s; boot to its init 44 s; the corpus in two
+#               halves of 2053 s and 1821 s wall (335 s of Bochs CPU time for the first).
+#               The default bochs tier runs the corpus's subset: tests/guest/corpus.bats
 #
 # It installs the Debian packages it needs (vm/install-deps.sh), builds
 # cetctl and its tests, builds our kernel from linux-source-6.1 plus
@@ -50,8 +59,8 @@ tiers=("$@")
 [ ${#tiers[@]} -gt 0 ] || tiers=(host asan fuzz qemu kselftest bochs debian)
 for t in "${tiers[@]}"; do
 	case "$t" in
-	host|asan|qemu|kselftest|bochs|fuzz|debian|debian13) ;;
-	*) echo "run-all: unknown tier '$t' (host, asan, fuzz, qemu, kselftest, bochs, debian, debian13)" >&2; exit 1 ;;
+	host|asan|qemu|kselftest|bochs|fuzz|debian|debian13|world) ;;
+	*) echo "run-all: unknown tier '$t' (host, asan, fuzz, qemu, kselftest, bochs, debian, debian13, world)" >&2; exit 1 ;;
 	esac
 done
 
@@ -418,6 +427,46 @@ run_debian13() {
 	echo "debian13: $((SECONDS - t0)) s in all"
 }
 
+# corpus_table TIER LOG: the world corpus's table and figures (vm/world.py) from a
+# guest's console log into build/artifacts/TIER.{md,tsv,json}, printed; the goal's two
+# checks as "TIER-goal: N passed, N failed" in $goal (empty when the log has no record).
+corpus_table() {
+	local a=$artifacts/$1
+	goal=$(python3 vm/world.py "$2" --tsv "$a.tsv" --json "$a.json" --md "$a.md" --label "$1-goal")
+	[ -n "$goal" ] && printf '%s\n' "$goal"
+}
+
+# The world corpus (tests/world/): its programs' workloads plainly and under `cetctl run
+# --shstk`, in Bochs (emulated CET) on a Debian 12 root with the programs' packages and
+# the cetctl .deb (vm/debian-image.sh --world), booted by an init of its own (no
+# systemd: its boot alone takes about 6 min in Bochs). Counted: run-corpus's TAP (a
+# program that fails without cetctl naming the cause fails) and the goal's two checks.
+run_world() {
+	local img kb glog=$artifacts/world-console.log p f s goal
+	log "world tier: the Debian 12 root of the corpus (vm/debian-image.sh --world)"
+	if ! img=$(bash vm/debian-image.sh --world | tail -n1); then
+		broken+=("world: building the world image failed")
+		return
+	fi
+	if ! kb=$(bash vm/build-kernel.sh --bochs | tail -n1); then
+		broken+=("world: Bochs kernel build failed")
+		return
+	fi
+	log "world tier: booting $img in Bochs with the corpus as init"
+	bash vm/run-debian.sh "$img" --bochs "$kb" --tier world --append init=/usr/libexec/cetctl-world/init \
+		--timeout "${CETCTL_WORLD_TIMEOUT:-10800}" --log "$glog" \
+		>"$artifacts/world-runner.out" 2>"$artifacts/world-runner.err" || true
+	tail -n 3 "$artifacts/world-runner.err"
+	judge_guest world "$glog"
+	corpus_table world "$glog"
+	read -r p f s < <(counts summary <(printf '%s\n' "$goal" | tail -n1))
+	if [ -z "${p:-}" ]; then
+		broken+=("world: no corpus record in $glog")
+		return
+	fi
+	add_counts world-goal "$p" "$f" "$s"
+}
+
 for t in "${tiers[@]}"; do
 	case "$t" in
 	host) run_host ;;
@@ -441,6 +490,9 @@ for t in "${tiers[@]}"; do
 				else
 					run_guest bochs vm/run-bochs.sh "$kb"
 				fi
+				# the world corpus's subset (tests/guest/corpus.bats): its table, for the
+				# record; corpus.bats itself is what counts
+				corpus_table bochs-corpus "$artifacts/bochs-console.log" || true
 				# a short second boot: the nousershstk parameter switches them off
 				run_guest bochs-nousershstk vm/run-bochs.sh "$kb" --suites nousershstk \
 					--append nousershstk --label bochs-nousershstk
@@ -457,6 +509,7 @@ for t in "${tiers[@]}"; do
 		fi ;;
 	debian) run_debian ;;
 	debian13) run_debian13 ;;
+	world) run_world ;;
 	esac
 done
 

@@ -1,5 +1,6 @@
 #!/bin/bash
-# vm/debian-image.sh [--suite bookworm|trixie] KERNEL — the Debian system of a Debian tier:
+# vm/debian-image.sh [--suite bookworm|trixie] KERNEL | --world — the Debian system of a
+# Debian tier:
 #
 #   bookworm (default)  Debian 12, the debian tier (tests/run-all.sh debian): KERNEL is our
 #                       kernel's linux-image .deb (vm/build-kernel.sh --deb), installed with
@@ -10,6 +11,8 @@
 #                       package lays it out (/boot/vmlinuz-, config-, System.map-RELEASE; the
 #                       built-in modules known to kmod); the guest tests are those
 #                       tests/debian13/order names, from tests/debian13/ or else tests/debian/
+#   --world             Debian 12, the world tier (tests/run-all.sh world): no KERNEL; see
+#                       "--world" below
 #
 # A root file system built with mmdebstrap from this machine's Debian mirror (its apt
 # sources, the suite names replaced for trixie), the cetctl .deb of this checkout
@@ -21,8 +24,16 @@
 #   release        that kernel release
 # Progress goes to stderr.
 #
+# --world: the world tier's root instead (tests/run-all.sh world): the corpus's programs
+# (WORLD_PACKAGES below) and the cetctl .deb, no kernel (the Bochs kernel boots it from
+# its ISO), no systemd: vm/world-guest/init is PID 1 (init=, given by run-all.sh) and
+# runs tests/world/run-corpus (installed in /usr/libexec/cetctl-world/); the image has
+# root.img and cylinders only. Bookworm only. Cached as world-<key> (key: the base, the
+# .deb, tests/world/, vm/world-guest/ and this script).
+#
 # Cache (${CETCTL_CACHE:-/root/.cache/cetctl}/debian), each layer keyed by its inputs
-# (trixie's base and image layers are named base-trixie-<key>, image-trixie-<key>):
+# (trixie's base and image layers are named base-trixie-<key>, image-trixie-<key>; the
+# world root's base is a base-<key> of its own package list):
 #   base-<key>/root.tar        mmdebstrap --variant=minbase SUITE with PACKAGES below;
 #                              key = recipe, suite, package list, mmdebstrap version, apt sources
 #   cetctl-deb-<key>/*.deb     cetctl_V and cetctl_V+upgradetest1 (the upgrade test's second
@@ -32,26 +43,46 @@
 #   image-<key>/               key = the base, both .debs, the kernel, tests/debian/,
 #                              tests/debian13/ (trixie), vm/debian-guest/ and this script
 # A missing or partial layer is rebuilt; nothing depends on the cache existing.
+# --dry-run builds nothing and takes no lock: it checks the arguments, computes each
+# layer's key, says on stderr which directory each layer is and whether it is built,
+# and prints the image directory it would make as its last line (vm/selftest/debian-image.bats).
 # Env: CETCTL_CACHE, CETCTL_DEBIAN_MIRROR (default "-": the machine's own apt sources).
 set -euo pipefail
 
 die() { echo "debian-image: ERROR: $*" >&2; exit 1; }
 say() { echo "debian-image: $*" >&2; }
 
-suite=bookworm
-if [[ ${1:-} == --suite ]]; then
-  (($# >= 2)) || die "--suite needs bookworm or trixie"
-  suite=$2; shift 2
-fi
+usage="usage: vm/debian-image.sh [--dry-run] [--suite bookworm|trixie] KERNEL | [--dry-run] --world
+  KERNEL     bookworm: a linux-image .deb from vm/build-kernel.sh --deb;
+             trixie: the directory of vm/build-kernel.sh --debian13
+  --world    the world tier's Debian 12 root (tests/world/), no kernel
+  --dry-run  build nothing: name each layer's cache directory and whether it is built"
+suite=bookworm world=0 dry=0 kdeb='' pos=()
+while (($#)); do
+  case $1 in
+    -h|--help) echo "$usage"; exit 0 ;;
+    --suite) (($# >= 2)) || die "--suite needs bookworm or trixie"
+             suite=$2; shift 2 ;;
+    --world) world=1; shift ;;
+    --dry-run) dry=1; shift ;;
+    -*) die "unknown option '$1'; $usage" ;;
+    *) pos+=("$1"); shift ;;
+  esac
+done
 [[ $suite == bookworm || $suite == trixie ]] || die "unknown suite '$suite' (bookworm or trixie)"
-(($# == 1)) || die "usage: vm/debian-image.sh [--suite bookworm|trixie] KERNEL (a linux-image .deb from vm/build-kernel.sh --deb; for trixie the directory of vm/build-kernel.sh --debian13)"
-kdeb=$(readlink -f "$1")
-if [[ $suite == bookworm ]]; then
-  [[ -f $kdeb ]] || die "kernel package $1 not found"
+if ((world)); then
+  [[ $suite == bookworm ]] || die "--world is a Debian 12 (bookworm) root, not $suite"
+  ((${#pos[@]} == 0)) || die "--world takes no KERNEL; $usage"
 else
-  for f in bzImage config System.map release; do
-    [[ -s $kdeb/$f ]] || die "$1 is not a kernel directory of vm/build-kernel.sh --debian13 (no $f)"
-  done
+  ((${#pos[@]} == 1)) || die "$usage"
+  kdeb=$(readlink -f "${pos[0]}")
+  if [[ $suite == bookworm ]]; then
+    [[ -f $kdeb ]] || die "kernel package ${pos[0]} not found"
+  else
+    for f in bzImage config System.map release; do
+      [[ -s $kdeb/$f ]] || die "${pos[0]} is not a kernel directory of vm/build-kernel.sh --debian13 (no $f)"
+    done
+  fi
 fi
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${CETCTL_CACHE:-/root/.cache/cetctl}/debian
@@ -59,9 +90,19 @@ MIRROR=${CETCTL_DEBIAN_MIRROR:--}
 for t in mmdebstrap mkfs.ext4 dpkg-buildpackage dpkg-deb unshare chroot sha256sum flock git; do
   command -v "$t" >/dev/null || die "'$t' not found — run vm/install-deps.sh"
 done
+# dry_layer NAME DIR FILE: in a dry run, name the layer's directory and whether FILE
+# (its mark of completion) is there; true when this is a dry run
+dry_layer() {
+  ((dry)) || return 1
+  local state="to build"
+  [[ -s $2/$3 ]] && state=cached
+  say "dry run: $1 layer $2 ($state)"
+}
 mkdir -p "$CACHE"
-exec 8>"$CACHE/.lock"
-flock -w 3600 8 || die "timed out waiting for $CACHE/.lock"
+if ((!dry)); then
+  exec 8>"$CACHE/.lock"
+  flock -w 3600 8 || die "timed out waiting for $CACHE/.lock"
+fi
 
 # What the guest needs besides minbase: systemd as PID 1 (with udev, as a real
 # system has), node_exporter, a real network daemon, curl to talk to both, bats
@@ -77,6 +118,13 @@ if [[ $suite == trixie ]]; then
   PACKAGES=(systemd-sysv udev lighttpd nginx curl bats procps libbsd0 libelf1t64 libsmartcols1)
   pfx=trixie-
 fi
+# The world tier's programs (tests/world/corpus.bash), started by its own init: no
+# systemd; iproute2 brings up the loopback interface.
+WORLD_PACKAGES=(bash dash coreutils sed gawk grep findutils diffutils tar perl python3 ruby
+  php-cli lua5.4 tcl8.6 nodejs gzip xz-utils zstd bzip2 openssl git sqlite3 curl qemu-utils
+  prometheus-node-exporter nginx-light redis-server redis-tools memcached openssh-server
+  openssh-client lighttpd procps iproute2 libbsd0 libelf1 libsmartcols1)
+((world)) && PACKAGES=("${WORLD_PACKAGES[@]}")
 BASE_RECIPE=1   # bump when the base step changes
 
 # The machine's Debian apt sources (deb822 stanzas naming bookworm suites), for trixie
@@ -99,7 +147,9 @@ bkey=$( { echo "recipe $BASE_RECIPE"; printf '%s\n' "${PACKAGES[@]}" | sort
               /etc/apt/sources.list.d/*.sources 2>/dev/null || true
           [[ $suite == bookworm ]] || machine_sources; } | h16)
 base=$CACHE/base-$pfx$bkey
-if [[ ! -s $base/root.tar ]]; then
+if dry_layer base "$base" root.tar; then
+  :
+elif [[ ! -s $base/root.tar ]]; then
   say "building the $suite base root (mmdebstrap minbase $suite + ${#PACKAGES[@]} packages)"
   rm -rf "$base"; mkdir -p "$base"
   t0=$SECONDS
@@ -126,7 +176,9 @@ trap 'rm -f "$srctar"' EXIT
    --numeric-owner -cf -) > "$srctar" || die "archiving the checkout's tracked files failed"
 skey=$( { echo "recipe 1"; sha256sum < "$srctar"; } | h16)
 debs=$CACHE/cetctl-deb-$skey
-if [[ ! -s $debs/done ]]; then
+if dry_layer cetctl-deb "$debs" 'done'; then
+  :
+elif [[ ! -s $debs/done ]]; then
   say "building the cetctl .debs of this checkout (dpkg-buildpackage, twice: V and V+upgradetest1)"
   rm -rf "$debs"; mkdir -p "$debs/src"
   t0=$SECONDS
@@ -155,23 +207,87 @@ if [[ ! -s $debs/done ]]; then
 else
   say "cached cetctl .debs: $debs"
 fi
-mapfile -t cdebs < "$debs/done"
+((dry)) || mapfile -t cdebs < "$debs/done"
+
+# ext4 without mounting (mkfs -d); the size a multiple of 16*63 sectors so that
+# Bochs' ATA disk takes it as cylinders x 16 heads x 63 sectors
+make_disk() {
+  used=$(du -sm "$root" | cut -f1)
+  cyl=$(( (used * 2 + 512) * 1048576 / (16 * 63 * 512) + 1 ))
+  truncate -s $((cyl * 16 * 63 * 512)) "$img/root.img.tmp"
+  mkfs.ext4 -q -F -L cetroot -d "$root" "$img/root.img.tmp" >>"$img/install.log" 2>&1 ||
+    die "mkfs.ext4 -d failed (log: $img/install.log)"
+  mv "$img/root.img.tmp" "$img/root.img"
+  echo "$cyl" > "$img/cylinders"
+  rm -rf "$root"
+  echo "$ikey" > "$img/done"
+  # keep the two newest of each layer (of this suite: bookworm's keys are hex, trixie's
+  # start with its prefix; the cetctl .debs serve both; the world root's base shares
+  # bookworm's base-<key> names)
+  for l in "base-$pfx" cetctl-deb- "image-$pfx" world-; do
+    { ls -dt "$CACHE/$l"[0-9a-f]* 2>/dev/null || true; } | tail -n +3 | xargs -r rm -rf
+  done
+}
+
+# in_root WHAT: run the commands on stdin (a script using chroot "$root") with the root's
+# /proc, /sys and /dev mounted, in a private mount namespace (nothing stays mounted);
+# its output into install.log, which is shown when it fails
+in_root() {
+  { echo 'set -e'
+    echo "mount -t proc proc \"$root/proc\""
+    echo "mount -t sysfs sysfs \"$root/sys\""
+    echo "mount --bind /dev \"$root/dev\""
+    echo 'export DEBIAN_FRONTEND=noninteractive LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin'
+    cat; } > "$img/install.sh"
+  if ! timeout 900 unshare -m --propagation private bash "$img/install.sh" >"$img/install.log" 2>&1; then
+    tail -n 25 "$img/install.log" >&2
+    die "$1 failed (log: $img/install.log)"
+  fi
+}
+
+# the world tier's root: the cetctl .deb, the corpus and its init; no kernel, no systemd
+world_image() {
+  cp "$debs/${cdebs[0]}" "$root/var/cache/cetctl-test/"
+  install -D -m 0755 "$REPO/vm/world-guest/init" "$root/usr/libexec/cetctl-world/init"
+  install -m 0755 "$REPO/tests/world/run-corpus" "$root/usr/libexec/cetctl-world/"
+  install -m 0644 "$REPO/tests/world/corpus.bash" "$root/usr/libexec/cetctl-world/"
+  echo cetguest > "$root/etc/hostname"
+  printf '127.0.0.1\tlocalhost\n127.0.1.1\tcetguest\n' > "$root/etc/hosts"
+  in_root "installing the cetctl .deb in the world image" <<EOF
+chroot "$root" apt-get install -y --no-install-recommends /var/cache/cetctl-test/${cdebs[0]}
+EOF
+  rm -f "$root"/var/cache/apt/archives/*.deb "$root"/var/cache/cetctl-test/*.deb
+  make_disk
+  say "world image assembled in $((SECONDS - t0)) s: $img ($used MiB used, $(( cyl * 16 * 63 / 2048 )) MiB disk)"
+  echo "$img"
+  exit 0
+}
 
 # ---- layer 3: the image ------------------------------------------------------
 GUEST=$REPO/vm/debian-guest
-# the kernel: the .deb, or (trixie) the files of the build directory the image takes
-if [[ $suite == bookworm ]]; then
-  kfiles=("$kdeb")
-  tdirs=(tests/debian)
+if ((world)); then
+  ikey=$( { echo "$bkey"; echo "$skey"; sha256sum < "${BASH_SOURCE[0]}"
+            (cd "$REPO" && find tests/world vm/world-guest -type f -print0 | sort -z | xargs -0 sha256sum); } | h16)
+  img=$CACHE/world-$ikey
 else
-  kfiles=("$kdeb"/bzImage "$kdeb"/config "$kdeb"/System.map "$kdeb"/release)
-  for f in modules.builtin modules.builtin.modinfo; do [[ -f $kdeb/$f ]] && kfiles+=("$kdeb/$f"); done
-  tdirs=(tests/debian tests/debian13)
+  # the kernel: the .deb, or (trixie) the files of the build directory the image takes
+  if [[ $suite == bookworm ]]; then
+    kfiles=("$kdeb")
+    tdirs=(tests/debian)
+  else
+    kfiles=("$kdeb"/bzImage "$kdeb"/config "$kdeb"/System.map "$kdeb"/release)
+    for f in modules.builtin modules.builtin.modinfo; do [[ -f $kdeb/$f ]] && kfiles+=("$kdeb/$f"); done
+    tdirs=(tests/debian tests/debian13)
+  fi
+  ikey=$( { echo "$bkey"; echo "$skey"; cat "${kfiles[@]}" | sha256sum; sha256sum < "${BASH_SOURCE[0]}"
+            (cd "$REPO" && find "${tdirs[@]}" vm/debian-guest tests/guest/helpers/shstk_elf.c \
+               tests/guest/helpers/shstk.h src/lib/cet-abi.h -type f -print0 | sort -z | xargs -0 sha256sum); } | h16)
+  img=$CACHE/image-$pfx$ikey
 fi
-ikey=$( { echo "$bkey"; echo "$skey"; cat "${kfiles[@]}" | sha256sum; sha256sum < "${BASH_SOURCE[0]}"
-          (cd "$REPO" && find "${tdirs[@]}" vm/debian-guest tests/guest/helpers/shstk_elf.c \
-             tests/guest/helpers/shstk.h src/lib/cet-abi.h -type f -print0 | sort -z | xargs -0 sha256sum); } | h16)
-img=$CACHE/image-$pfx$ikey
+if dry_layer image "$img" 'done'; then
+  echo "$img"
+  exit 0
+fi
 if [[ -s $img/done ]]; then
   say "cached image: $img"
   echo "$img"
@@ -184,6 +300,7 @@ root=$img/root
 mkdir "$root"
 tar -xf "$base/root.tar" -C "$root"
 mkdir -p "$root/var/cache/cetctl-test"
+((world)) && world_image   # above: it exits
 [[ $suite == bookworm ]] && cp "$kdeb" "$root/var/cache/cetctl-test/"
 for d in "${cdebs[@]}"; do cp "$debs/$d" "$root/var/cache/cetctl-test/"; done
 
@@ -240,20 +357,14 @@ printf '%s\n' "$(echo "cetctl-debian-$ikey" | md5sum | cut -c1-32)" > "$root/etc
 echo cetguest > "$root/etc/hostname"
 printf '127.0.0.1\tlocalhost\n127.0.1.1\tcetguest\n' > "$root/etc/hosts"
 
-# dpkg and apt in the root (a private mount namespace: nothing stays mounted); trixie's
-# kernel files are in place already
+# dpkg and apt in the root; trixie's kernel files are in place already
 kinstall=:
 # trixie: lighttpd is started by its test only (it dies under cetctl run --shstk there,
 # tests/debian13/daemon.bats); nginx is the daemon that runs at boot
 trixie_units=:
 [[ $suite == trixie ]] && trixie_units="chroot \"$root\" systemctl disable lighttpd.service"
 [[ $suite == bookworm ]] && kinstall="chroot \"$root\" dpkg -i /var/cache/cetctl-test/$(basename "$kdeb")"
-cat > "$img/install.sh" <<EOF
-set -e
-mount -t proc proc "$root/proc"
-mount -t sysfs sysfs "$root/sys"
-mount --bind /dev "$root/dev"
-export DEBIAN_FRONTEND=noninteractive LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
+in_root "installing the packages in the image" <<EOF
 $kinstall
 chroot "$root" apt-get install -y --no-install-recommends /var/cache/cetctl-test/${cdebs[0]}
 chroot "$root" systemctl enable cetctl-debian-tests.service
@@ -264,10 +375,6 @@ chroot "$root" systemctl mask serial-getty@ttyS0.service getty@tty1.service
 chroot "$root" systemctl mask e2scrub_reap.service getty-static.service
 $trixie_units
 EOF
-if ! timeout 900 unshare -m --propagation private bash "$img/install.sh" >"$img/install.log" 2>&1; then
-  tail -n 25 "$img/install.log" >&2
-  die "installing the packages in the image failed (log: $img/install.log)"
-fi
 if [[ $suite == trixie ]]; then
   depmod -b "$root" "$(cat "$kdeb/release")" >>"$img/install.log" 2>&1 ||
     die "depmod for the built-in modules failed (log: $img/install.log)"
@@ -278,21 +385,6 @@ cp "$root/boot/vmlinuz-$rel" "$img/vmlinuz"
 echo "$rel" > "$img/release"
 rm -f "$root"/var/cache/apt/archives/*.deb
 
-# ext4 without mounting (mkfs -d); the size a multiple of 16*63 sectors so that
-# Bochs' ATA disk takes it as cylinders x 16 heads x 63 sectors
-used=$(du -sm "$root" | cut -f1)
-cyl=$(( (used * 2 + 512) * 1048576 / (16 * 63 * 512) + 1 ))
-truncate -s $((cyl * 16 * 63 * 512)) "$img/root.img.tmp"
-mkfs.ext4 -q -F -L cetroot -d "$root" "$img/root.img.tmp" >>"$img/install.log" 2>&1 ||
-  die "mkfs.ext4 -d failed (log: $img/install.log)"
-mv "$img/root.img.tmp" "$img/root.img"
-echo "$cyl" > "$img/cylinders"
-rm -rf "$root"
-echo "$ikey" > "$img/done"
-# keep the two newest of each layer (of this suite: bookworm's keys are hex, trixie's
-# start with its prefix; the cetctl .debs serve both)
-for l in "base-$pfx" cetctl-deb- "image-$pfx"; do
-  ls -dt "$CACHE/$l"[0-9a-f]* 2>/dev/null | tail -n +3 | xargs -r rm -rf
-done
+make_disk
 say "image assembled in $((SECONDS - t0)) s: $img (kernel $rel, $used MiB used, $(( cyl * 16 * 63 / 2048 )) MiB disk)"
 echo "$img"

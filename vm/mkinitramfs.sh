@@ -17,6 +17,8 @@
 #   /usr/libexec/cetctl/fixtures/           (build/tests/guest-fixtures: the ELF fixtures, elf-oracle.bats)
 #   /tests/*.bats, /tests/lib/              (tests/guest/)
 #   /usr/bin/cetctl-expect                  (vm/guest-expect: declare expected kernel lines)
+#   /usr/libexec/cetctl/world/              (tests/world: the corpus runner; its subset's
+#                                            programs in /usr/bin, tests/guest/corpus.bats)
 # With --kselftest DIR (vm/kselftests.sh's output): DIR as /opt/kselftest, and
 # vm/guest-kselftest.sh as /usr/libexec/cetctl/kselftest.sh.
 # With --criu DIR (vm/build-criu.sh's output): criu as /usr/bin/criu (with its libraries)
@@ -136,6 +138,29 @@ else
       [[ -L $d ]] && { mkdir -p "$ST$(dirname "$d")"; cp -a "$d" "$ST$d"; } || true
     done
   fi
+
+  # the world corpus's subset (tests/world, tests/guest/corpus.bats): the programs
+  # the corpus marks SUBSET=1, from this host's Debian packages, with what they read
+  # at run time (Tcl's library, OpenSSL's configuration) and their package versions
+  say "copying the world corpus's subset (tests/world)"
+  mkdir -p "$ST/usr/libexec/cetctl/world"
+  install -m 0644 "$REPO/tests/world/corpus.bash" "$ST/usr/libexec/cetctl/world/"
+  install -m 0755 "$REPO/tests/world/run-corpus" "$ST/usr/libexec/cetctl/world/"
+  : > "$ST/usr/libexec/cetctl/world/versions"
+  while read -r prog; do
+    [[ -f $ST/usr/bin/$prog && ! -L $ST/usr/bin/$prog ]] || { rm -f "$ST/usr/bin/$prog"; put_bin "$prog"; }
+    p=$(command -v "$prog" 2>/dev/null) || continue
+    p=$(readlink -f "$p")   # merged /usr: dpkg may know it by its /bin name
+    pkg=$(dpkg-query -S "$p" 2>/dev/null || dpkg-query -S "${p#/usr}" 2>/dev/null) || pkg=
+    pkg=${pkg%%:*}
+    [[ -n $pkg ]] && printf '%s\t%s %s\n' "$prog" "$pkg" "$(dpkg-query -W -f='${Version}' "$pkg")" \
+      >> "$ST/usr/libexec/cetctl/world/versions"
+  done < <(bash "$REPO/tests/world/run-corpus" --list --subset --programs)
+  # Tcl's start-up scripts (init.tcl and its neighbours, not the encodings and
+  # modules: 3 MB), OpenSSL's configuration (not the CA bundles)
+  for f in /usr/share/tcltk/tcl8.6/*.tcl /usr/share/tcltk/tcl8.6/tclIndex /usr/lib/ssl/openssl.cnf; do
+    [[ -f $f ]] && put_path "$f"
+  done
 
   # bats: /usr/bin/bats is a wrapper that finds /usr/lib/bats-core and /usr/libexec/bats-core
   say "copying bats"

@@ -46,7 +46,9 @@ while (($#)); do
 done
 ((${#pos[@]} == 1)) || die "usage: vm/run-debian.sh IMAGE_DIR [--bochs KERNEL] [--log FILE] [--timeout S] ..."
 img=$(readlink -f "${pos[0]}")
-[[ -s $img/root.img && -s $img/vmlinuz && -s $img/cylinders ]] || die "$img is not an image of vm/debian-image.sh"
+# (the world image, vm/debian-image.sh --world, has no kernel of its own: Bochs only)
+[[ -s $img/root.img && -s $img/cylinders ]] || die "$img is not an image of vm/debian-image.sh"
+[[ -n $bochs_kernel || -s $img/vmlinuz ]] || die "$img has no kernel (a --world image): boot it with --bochs KERNEL"
 log=$(realpath -m "$log")
 run=${log%.log}.d
 rm -rf "$run"; mkdir -p "$run" "$(dirname "$log")"
