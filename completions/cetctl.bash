@@ -55,7 +55,7 @@ _cetctl()
 	"") opts="$global_opts"
 	    if [[ $prev == --proc-root ]]; then _filedir -d; return; fi
 	    if [[ $cur != -* ]]; then COMPREPLY=($(compgen -W "$cmds" -- "$cur")); return; fi ;;
-	elf)    opts="--recursive --deps --kernel-policy --json --output --list-columns --noheadings --raw --help --version"
+	elf)    opts="--recursive --deps --compat --kernel-policy --json --output --list-columns --noheadings --raw --help --version"
 	        if [[ $prev == --kernel-policy ]]; then COMPREPLY=($(compgen -W "block allow none" -- "$cur")); return; fi ;;
 	status) opts="--json --output --list-columns --noheadings --raw --help --version" ;;
 	audit)  opts="--user --comm --unit --pid --require --prometheus --label --json --output --list-columns --noheadings --raw --help --version"

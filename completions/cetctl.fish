@@ -64,6 +64,7 @@ complete -c cetctl -n "not __fish_seen_subcommand_from $cmds" -s V -l version -d
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -F
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -s r -l recursive -d 'walk directories'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -l deps -d 'judge the DT_NEEDED closure'
+complete -c cetctl -n "__fish_seen_subcommand_from elf" -l compat -d 'can run --shstk run it (COMPAT column)'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -l kernel-policy -x -a 'block allow none' -d 'judge KERNEL for this legacy-ELF policy'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -s J -l json -d 'JSON output'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -s o -l output -x -a '(__cetctl_columns)' -d 'output columns'
