@@ -69,7 +69,7 @@ _cetctl()
 	        --label) return ;;
 	        esac ;;
 	info)   opts="--json --output --list-columns --noheadings --raw --help --version" ;;
-	run)    opts="--shstk --wrss --lock --no-lock --method --quiet --no-preload --trace-only --help --version"
+	run)    opts="--shstk --wrss --lock --no-lock --method --quiet --no-preload --trace-only --force-incompatible --help --version"
 	        if [[ $prev == --method || $prev == -m ]]; then COMPREPLY=($(compgen -W "ptrace glibc auto" -- "$cur")); return; fi ;;
 	map)    opts="--size --addr --token --hold --pivot --json --help --version"
 	        case $prev in -s|--size|-a|--addr|--hold) return ;; esac ;;

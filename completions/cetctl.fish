@@ -116,6 +116,7 @@ complete -c cetctl -n "__fish_seen_subcommand_from run" -s m -l method -r -a 'pt
 complete -c cetctl -n "__fish_seen_subcommand_from run" -s q -l quiet -d 'no warnings'
 complete -c cetctl -n "__fish_seen_subcommand_from run" -l no-preload -d 'no setjmp/longjmp preload library'
 complete -c cetctl -n "__fish_seen_subcommand_from run" -l trace-only -d 'traced start-up that enables nothing (tests)'
+complete -c cetctl -n "__fish_seen_subcommand_from run" -l force-incompatible -d 'run a program known not to survive a shadow stack'
 complete -c cetctl -n "__fish_seen_subcommand_from run" -s h -l help -d 'display help'
 complete -c cetctl -n "__fish_seen_subcommand_from run" -s V -l version -d 'display version'
 # map
