@@ -26,14 +26,22 @@ compat() {
 	"$CETCTL" elf -J --compat -o FILE,COMPAT "$1" | jq -c '.files[0].compat'
 }
 
+# compat_has FILE FILTER...: FILE's COMPAT member passes every jq FILTER
+compat_has() {
+	local f=$1 q
+	shift
+	run compat "$f"
+	[ "$status" -eq 0 ] || { echo "$f: $output"; return 1; }
+	for q; do
+		jq -e "$q" <<<"$output" >/dev/null || { echo "$f: $output (want $q)"; return 1; }
+	done
+}
+
 @test "elf --compat: every class, with the object and what matched" {
 	local f want
 	# file  verdict  match
 	while read -r f want; do
-		run compat "$C/$f"
-		[ "$status" -eq 0 ] || { echo "$f: $output"; return 1; }
-		jq -e --argjson w "$want" '.verdict == $w[0] and .match == $w[1]' <<<"$output" ||
-			{ echo "$f: $output (want $want)"; return 1; }
+		compat_has "$C/$f" "[.verdict, .match] == $want"
 	done <<'EOF'
 go-note ["incompatible","note Go/4"]
 go-section-stripped ["incompatible",".go.buildinfo"]
@@ -48,42 +56,33 @@ EOF
 }
 
 @test "elf --compat: reasons and covers say why" {
-	run compat "$C/go-note"
-	jq -e '.reason | test("Go runtime")' <<<"$output"
-	jq -e '.cover == null and .errno == null' <<<"$output"
-	run compat "$C/ucontext"
-	jq -e '.cover == "preload" and (.reason | test("ucontext"))' <<<"$output"
-	run compat "$C/longjmp"
-	jq -e '.cover == "preload" and (.reason | test("longjmp"))' <<<"$output"
-	run compat "$C/pcre2-app"
-	jq -e '.reason == "JIT (PCRE2): not known to be safe"' <<<"$output"
-	run compat "$C/plain"
-	jq -e '.object != null and (.reason | test("not marked"))' <<<"$output"
+	compat_has "$C/go-note" '.reason | test("Go runtime")' '.cover == null and .errno == null'
+	compat_has "$C/ucontext" '.cover == "preload" and (.reason | test("ucontext"))'
+	compat_has "$C/longjmp" '.cover == "preload" and (.reason | test("longjmp"))'
+	compat_has "$C/pcre2-app" '.reason == "JIT (PCRE2): not known to be safe"'
+	compat_has "$C/plain" '.object != null and (.reason | test("not marked"))'
 }
 
 @test "elf --compat: static programs get no preload; without symbols, no verdict" {
 	[ -f "$C/longjmp-static" ] || skip "$(grep compat "$FIXTURES/SKIPPED.txt")"
-	run compat "$C/longjmp-static"
-	jq -e '.verdict == "switches-uncovered" and .cover == "static" and .match == "longjmp"' <<<"$output"
-	run compat "$C/static-stripped"
-	jq -e '.verdict == "unknown" and (.reason | test("without symbols"))' <<<"$output"
+	compat_has "$C/longjmp-static" \
+		'.verdict == "switches-uncovered" and .cover == "static" and .match == "longjmp"'
+	compat_has "$C/static-stripped" '.verdict == "unknown" and (.reason | test("without symbols"))'
 }
 
 @test "elf --compat: the closure is judged, and the library that breaks it is named" {
-	run compat "$C/fcontext-app"
 	# the program's import first, then the library's name and definition
-	jq -e '.object | endswith("/compat/fcontext-app")' <<<"$output"
-	jq -e '[.findings[] | select(.object | endswith("/libboost_context.so.1.74.0"))] |
-		map(.match) | sort == ["jump_fcontext", "libboost_context.so.1.74.0"]' <<<"$output"
-	jq -e '.findings[0] == (del(.findings, .more))' <<<"$output"
+	compat_has "$C/fcontext-app" '.object | endswith("/compat/fcontext-app")' \
+		'[.findings[] | select(.object | endswith("/libboost_context.so.1.74.0"))] |
+		 map(.match) | sort == ["jump_fcontext", "libboost_context.so.1.74.0"]' \
+		'.findings[0] == (del(.findings, .more))'
 	# a library that is not there: unknown, named
-	run compat "$FIXTURES/deps/app-missing"
-	jq -e '.verdict == "unknown" and .match == "libgone.so" and .object == null' <<<"$output"
+	compat_has "$FIXTURES/deps/app-missing" \
+		'.verdict == "unknown" and .match == "libgone.so" and .object == null'
 	# marked through and through: the fixture closure without libc
-	run compat "$FIXTURES/deps/libtop.so"
-	jq -e '.verdict == "marked" and .findings == []' <<<"$output"
-	run compat "$FIXTURES/deps/libtop-weak.so"
-	jq -e '.verdict == "forced-safe" and (.object | endswith("libcetfix-none.so"))' <<<"$output"
+	compat_has "$FIXTURES/deps/libtop.so" '.verdict == "marked" and .findings == []'
+	compat_has "$FIXTURES/deps/libtop-weak.so" \
+		'.verdict == "forced-safe" and (.object | endswith("libcetfix-none.so"))'
 }
 
 @test "elf --compat: the table says class, reason, object and match in one cell" {
