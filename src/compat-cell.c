@@ -186,7 +186,10 @@ void compat_cell_set(struct cetctl_table *tb, struct cetctl_line *ln, int col,
 	struct compat_env env = {
 		.preload = true,
 		.preload_ucontext = COMPAT_PRELOAD_MENDS_UCONTEXT,
-		.glibc_manages = cet_glibc_manages_shstk(gnu_get_libc_version()),
+		/* as run and info judge it: a recent glibc mends nothing unless
+		 * built with CET (its libc.so.6 marked SHSTK) */
+		.glibc_manages = cet_glibc_manages_shstk(gnu_get_libc_version()) &&
+				 cet_glibc_cet_built() == CET_YES,
 	};
 	struct compat_verdict vd;
 	struct compat_value *v;

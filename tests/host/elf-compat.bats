@@ -141,3 +141,18 @@ EOF
 	python3 "$HOST_TESTS/schema/validate.py" "$HOST_TESTS/schema/elf.json" "$TMP/r.json"
 	[ "$(jq '[.files[].compat | select(. != null)] | length' "$TMP/r.json")" -gt 20 ]
 }
+
+@test "elf --compat: a glibc >= 2.39 built without CET mends nothing (the preload does)" {
+	# the rule of run and info (a recent glibc manages shadow stacks only when
+	# its libc.so.6 is marked SHSTK), here with this host's unmarked libc.so.6
+	# and a version a shim makes up
+	! ldd "$CETCTL" | grep -q libasan || skip "an ASan cetctl takes no LD_PRELOAD shim"
+	local libc
+	libc=$(ldd "$CETCTL" | awk '$1 == "libc.so.6" { print $3 }')
+	! readelf -n "$libc" | grep -q 'x86 feature:.*SHSTK' || skip "this host's $libc is marked SHSTK"
+	gcc -shared -fPIC -o "$TMP/glibc-version.so" "$HOST_TESTS/tools/glibc-version.c"
+	LD_PRELOAD=$TMP/glibc-version.so CETCTL_TEST_GLIBC_VERSION=2.41 \
+		"$CETCTL" elf -J --compat -o FILE,COMPAT "$C/longjmp" "$C/ucontext" >"$TMP/o.json"
+	jq -e '[.files[].compat.cover] == ["preload", "preload"]' "$TMP/o.json" ||
+		{ cat "$TMP/o.json"; return 1; }
+}
