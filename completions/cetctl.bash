@@ -55,7 +55,7 @@ _cetctl()
 	"") opts="$global_opts"
 	    if [[ $prev == --proc-root ]]; then _filedir -d; return; fi
 	    if [[ $cur != -* ]]; then COMPREPLY=($(compgen -W "$cmds" -- "$cur")); return; fi ;;
-	elf)    opts="--recursive --deps --kernel-policy --json --output --list-columns --noheadings --raw --help --version"
+	elf)    opts="--recursive --deps --compat --kernel-policy --json --output --list-columns --noheadings --raw --help --version"
 	        if [[ $prev == --kernel-policy ]]; then COMPREPLY=($(compgen -W "block allow none" -- "$cur")); return; fi ;;
 	status) opts="--json --output --list-columns --noheadings --raw --help --version" ;;
 	audit)  opts="--user --comm --unit --pid --require --prometheus --label --json --output --list-columns --noheadings --raw --help --version"
@@ -69,7 +69,7 @@ _cetctl()
 	        --label) return ;;
 	        esac ;;
 	info)   opts="--json --output --list-columns --noheadings --raw --help --version" ;;
-	run)    opts="--shstk --wrss --lock --no-lock --method --quiet --no-preload --trace-only --help --version"
+	run)    opts="--shstk --wrss --lock --no-lock --method --quiet --no-preload --trace-only --force-incompatible --help --version"
 	        if [[ $prev == --method || $prev == -m ]]; then COMPREPLY=($(compgen -W "ptrace glibc auto" -- "$cur")); return; fi ;;
 	map)    opts="--size --addr --token --hold --pivot --json --help --version"
 	        case $prev in -s|--size|-a|--addr|--hold) return ;; esac ;;

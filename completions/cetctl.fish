@@ -64,6 +64,7 @@ complete -c cetctl -n "not __fish_seen_subcommand_from $cmds" -s V -l version -d
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -F
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -s r -l recursive -d 'walk directories'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -l deps -d 'judge the DT_NEEDED closure'
+complete -c cetctl -n "__fish_seen_subcommand_from elf" -l compat -d 'can run --shstk run it (COMPAT column)'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -l kernel-policy -x -a 'block allow none' -d 'judge KERNEL for this legacy-ELF policy'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -s J -l json -d 'JSON output'
 complete -c cetctl -n "__fish_seen_subcommand_from elf" -s o -l output -x -a '(__cetctl_columns)' -d 'output columns'
@@ -115,6 +116,7 @@ complete -c cetctl -n "__fish_seen_subcommand_from run" -s m -l method -r -a 'pt
 complete -c cetctl -n "__fish_seen_subcommand_from run" -s q -l quiet -d 'no warnings'
 complete -c cetctl -n "__fish_seen_subcommand_from run" -l no-preload -d 'no setjmp/longjmp preload library'
 complete -c cetctl -n "__fish_seen_subcommand_from run" -l trace-only -d 'traced start-up that enables nothing (tests)'
+complete -c cetctl -n "__fish_seen_subcommand_from run" -l force-incompatible -d 'run a program known not to survive a shadow stack'
 complete -c cetctl -n "__fish_seen_subcommand_from run" -s h -l help -d 'display help'
 complete -c cetctl -n "__fish_seen_subcommand_from run" -s V -l version -d 'display version'
 # map

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "cetctl.h"
+#include "compat-cell.h"
+#include "compat-scan.h"
 #include "jsonwrt.h"
 #include "table.h"
 #include "elf-deps.h"
@@ -50,6 +52,7 @@ enum {
 	COL_DEPS_IBT,
 	COL_DEPS_COUNT,
 	COL_MISSING,
+	COL_COMPAT,
 };
 
 static const struct cetctl_value_type loader_type, kernel_type, closure_type;
@@ -93,6 +96,9 @@ static const struct cetctl_column elf_columns[] = {
 			    "--deps: objects in the closure, the file included" },
 	[COL_MISSING]	= { "MISSING", 0.1, SCOLS_FL_TRUNC, SCOLS_JSON_ARRAY_STRING,
 			    "--deps: DT_NEEDED names that did not resolve" },
+	[COL_COMPAT]	= { "COMPAT", 0.2, CETCTL_FL_SENTENCE, CETCTL_JSON_VALUE,
+			    "--compat: can run --shstk run it (with its closure): marked, forced-safe, switches stacks (covered or not), unknown, incompatible; JSON: {verdict,object,match,errno,reason,cover,findings,more}",
+			    0, &compat_value_type },
 };
 #define NCOLS (sizeof(elf_columns) / sizeof(elf_columns[0]))
 
@@ -104,6 +110,7 @@ struct elf_summary {
 struct elf_ctl {
 	struct cetctl_table *tb;
 	struct elf_deps_ctx *deps;	/* --deps */
+	struct compat_ctx *compat;	/* the COMPAT column */
 	bool recursive;
 	enum elf_kernel_policy policy;	/* judged for this legacy-ELF policy */
 	bool x32_abi;			/* the kernel runs x32 programs */
@@ -128,6 +135,8 @@ static void usage(void)
 	       "                         non-ELF and special files are skipped)\n");
 	printf("      --deps             resolve DT_NEEDED like the loader and judge\n"
 	       "                         the whole closure\n");
+	printf("      --compat           add the COMPAT column: can `cetctl run --shstk`\n"
+	       "                         run it (the program and its closure)?\n");
 	printf("      --kernel-policy <block|allow|none>\n"
 	       "                         judge the KERNEL column for this legacy-ELF policy\n"
 	       "                         (default: the running kernel's; none: no such policy)\n");
@@ -673,6 +682,8 @@ static void add_row(struct elf_ctl *ctl, const char *path, const struct elf_cet_
 	cetctl_table_set_value(ctl->tb, ln, COL_KERNEL, &kval, sizeof(kval));
 	if (ctl->deps && add_deps(ctl, ln, path, in) != 0)
 		ctl->sum.errors++;
+	if (ctl->compat)
+		compat_cell_set(ctl->tb, ln, COL_COMPAT, ctl->compat, path, in);
 }
 
 /*
@@ -944,6 +955,7 @@ struct elf_opts {
 	int ids[CETCTL_MAX_COLUMNS];
 	size_t nids;
 	bool deps;		/* --deps */
+	bool compat;		/* --compat */
 };
 
 /*
@@ -952,10 +964,11 @@ struct elf_opts {
  */
 static int elf_parse(int argc, char **argv, struct elf_opts *o, struct elf_ctl *ctl)
 {
-	enum { OPT_DEPS = 0x100, OPT_KERNEL_POLICY };
+	enum { OPT_DEPS = 0x100, OPT_KERNEL_POLICY, OPT_COMPAT };
 	static const struct option longopts[] = {
 		{ "recursive",    no_argument,       NULL, 'r' },
 		{ "deps",         no_argument,       NULL, OPT_DEPS },
+		{ "compat",       no_argument,       NULL, OPT_COMPAT },
 		{ "kernel-policy", required_argument, NULL, OPT_KERNEL_POLICY },
 		CETCTL_OUTPUT_LONGOPTS,
 		{ "help",         no_argument,       NULL, 'h' },
@@ -979,6 +992,9 @@ static int elf_parse(int argc, char **argv, struct elf_opts *o, struct elf_ctl *
 		case OPT_DEPS:
 			o->deps = true;
 			break;
+		case OPT_COMPAT:
+			o->compat = true;
+			break;
 		case OPT_KERNEL_POLICY:
 			if (parse_policy(ctl, optarg) < 0)
 				return cetctl_usage_error("elf");
@@ -999,6 +1015,8 @@ static int elf_parse(int argc, char **argv, struct elf_opts *o, struct elf_ctl *
 		o->ids[o->nids++] = COL_DEPS;
 		o->ids[o->nids++] = COL_MISSING;
 	}
+	if (o->compat)
+		o->ids[o->nids++] = COL_COMPAT;
 	return cetctl_output_columns(&o->oa, elf_columns, NCOLS, o->ids, &o->nids, "elf");
 }
 
@@ -1023,6 +1041,8 @@ static int elf_plan(struct elf_opts *o, struct elf_ctl *ctl)
 	ctl->tb = cetctl_table_new(elf_columns, o->ids, o->nids, &o->oa.topts);
 	if (!ctl->tb)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
+	if (cetctl_table_has(ctl->tb, COL_COMPAT) && compat_ctx_new(&ctl->compat, ctl->deps) < 0)
+		err(CETCTL_EXIT_FAILURE, "out of memory");
 	return CETCTL_CONTINUE;
 }
 
@@ -1058,6 +1078,7 @@ int cmd_elf(int argc, char **argv)
 		rc = CETCTL_EXIT_FAILURE;
 	elf_report(&ctl);
 	cetctl_table_free(ctl.tb);
+	compat_ctx_free(ctl.compat);
 	elf_deps_ctx_free(ctl.deps);
 	return rc;
 }

@@ -42,6 +42,7 @@
 #include "run-env.h"
 #include "run-parent.h"
 #include "run-plan.h"
+#include "run-compat.h"
 #include "run-say.h"
 #include "shstk.h"
 
@@ -300,6 +301,9 @@ static void usage(void)
 	printf("      --no-preload       do not preload the setjmp/longjmp helper library\n");
 	printf("      --trace-only       start through the tracer but enable nothing (tests;\n"
 	       "                         with --method=glibc: its start-up and entry check)\n");
+	printf("      --force-incompatible\n"
+	       "                         run a program known not to survive a shadow stack\n"
+	       "                         (Go, Boost.Context, Ruby, V8; see cetctl elf COMPAT)\n");
 	printf("  -h, --help             display this help\n");
 	printf("  -V, --version          display version\n");
 	printf("\nWithout --shstk or --wrss the program is simply executed.\n");
@@ -308,10 +312,12 @@ static void usage(void)
 	       "tracer dies during the start-up, the program does not run.\n");
 	printf("--trace-only excludes --shstk; --method=glibc excludes --wrss and --no-lock.\n");
 	printf("Exit status: the program's own (it replaces cetctl); 125 cetctl failed and\n"
-	       "the program did not run (usage; shadow stacks cannot be enabled, locked or\n"
-	       "verified; refused by the legacy-ELF policy; already locked; a privileged\n"
-	       "exec; not an x86-64 program; tracing not permitted; --method=glibc not\n"
-	       "possible here), 126 the program cannot be executed, 127 it was not found.\n");
+	       "the program did not run (usage; known incompatible with shadow stacks; they\n"
+	       "cannot be enabled, locked or verified; refused by the legacy-ELF policy;\n"
+	       "already locked; a privileged exec; not an x86-64 program; tracing not\n"
+	       "permitted; --method=glibc not possible here), 126 the program cannot be\n"
+	       "executed, 127 it was not found. A program that dies of a control-protection\n"
+	       "fault dies of SIGSEGV (139 in a shell); the preload library says why.\n");
 }
 
 /*
@@ -333,7 +339,7 @@ struct run_ctx {
 /* Parse the options into @c: -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct run_ctx *c)
 {
-	enum { OPT_LOCK = 256, OPT_NO_LOCK, OPT_NO_PRELOAD, OPT_TRACE_ONLY };
+	enum { OPT_LOCK = 256, OPT_NO_LOCK, OPT_NO_PRELOAD, OPT_TRACE_ONLY, OPT_FORCE_INCOMPATIBLE };
 	static const struct option longopts[] = {
 		{ "shstk",      no_argument,       NULL, 's' },
 		{ "wrss",       no_argument,       NULL, 'w' },
@@ -343,6 +349,7 @@ static int parse_args(int argc, char **argv, struct run_ctx *c)
 		{ "quiet",      no_argument,       NULL, 'q' },
 		{ "no-preload", no_argument,       NULL, OPT_NO_PRELOAD },
 		{ "trace-only", no_argument,       NULL, OPT_TRACE_ONLY },
+		{ "force-incompatible", no_argument, NULL, OPT_FORCE_INCOMPATIBLE },
 		{ "help",       no_argument,       NULL, 'h' },
 		{ "version",    no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -385,6 +392,9 @@ static int parse_args(int argc, char **argv, struct run_ctx *c)
 			break;
 		case OPT_TRACE_ONLY:
 			o->trace_only = true;
+			break;
+		case OPT_FORCE_INCOMPATIBLE:
+			o->force_incompatible = true;
 			break;
 		case 'h':
 			usage();
@@ -580,6 +590,9 @@ int cmd_run(int argc, char **argv)
 		return exec_plain(&c);
 	gather_facts(&c);
 	run_plan(&c.o, &c.f, &c.p);
+	rc = run_compat(&c.o, &c.f, &c.p, c.path);
+	if (rc)
+		return rc;
 	if (c.p.refusal)
 		return say_refusal(&c);
 	say_warnings(&c);

@@ -17,6 +17,7 @@ enum run_method { RUN_METHOD_AUTO, RUN_METHOD_PTRACE, RUN_METHOD_GLIBC };
 /* The command line. */
 struct run_opts {
 	bool shstk, wrss, lock, quiet, preload, trace_only;
+	bool force_incompatible;	/* run a program the verdict says is incompatible */
 	enum run_method method;
 };
 

@@ -62,12 +62,12 @@ field() {
 	run "$CETCTL" elf --list-columns
 	[ "$status" -eq 0 ]
 	for c in FILE ARCH TYPE IBT SHSTK LAM FEATURE_1_AND ISA_NEEDED ISA_USED FEATURE_2_USED \
-		 NOTE LOADER KERNEL DEPS DEPS_IBT NDEPS MISSING; do
+		 NOTE LOADER KERNEL DEPS DEPS_IBT NDEPS MISSING COMPAT; do
 		grep -qw "$c" <<<"$output" || { echo "missing column $c"; return 1; }
 	done
 	run "$CETCTL" elf -J --list-columns
 	[ "$status" -eq 0 ]
-	jq -e '.columns | length == 17' <<<"$output"
+	jq -e '.columns | length == 18' <<<"$output"
 }
 
 @test "elf: gcc -Wl,-z,ibt,-z,shstk program is marked, accepted, refused by the kernel policy" {
