@@ -50,6 +50,9 @@ PKGS=(
   mmdebstrap e2fsprogs fakeroot dpkg-dev
   # issue 23: the host tier lints the shell scripts (tests/host/shellcheck.bats)
   shellcheck
+  # issue 31: qemu-img (ucontext coroutines) runs under the preload library in the guest
+  # (tests/guest/preload-ucontext.bats)
+  qemu-utils
   # emulators and boot media
   qemu-system-x86 bochs bochsbios vgabios isolinux syslinux-common xorriso
 )

@@ -241,10 +241,9 @@ __attribute__((visibility("hidden"))) int cetctl_uc_fail(long err)
 	"	xor " t2 ", " t1 "\n"					\
 	"	mov " t1 ", " SSP3 "(" uc ")\n"
 
-/* rt_sigprocmask(SIG_SETMASK, @set, @old, _NSIG / 8); to @err on failure */
-#define SIGMASK_OR(set, old, err)					\
+/* rt_sigprocmask(SIG_SETMASK, @set, %rdx, _NSIG / 8); to @err on failure */
+#define SIGMASK_OR(set, err)						\
 	"	lea " set ", %rsi\n"					\
-	"	" old "\n"						\
 	"	mov $2, %edi\n"						\
 	"	mov $8, %r10d\n"					\
 	"	mov $14, %eax\n"					\
@@ -276,17 +275,19 @@ __asm__(
 	ENTRY(setcontext)
 	UC_ACTIVE_OR("9f")
 	"	xor %esi, %esi\n"
+	"	xor %edx, %edx\n"
 	"	jmp cetctl_uc_set\n"
 	"9:\n"
 	TAILJUMP(10)
 	END(setcontext)
 
 	/*
-	 * setcontext's work: %rdi = the context, %esi = 1 when we come from
-	 * the trampoline. Returns (-1, errno) only when the signal mask cannot
-	 * be set, with nothing else changed; else it does not return. The
-	 * pushes keep the callee-saved registers for that return and align the
-	 * calls; 32 bytes for the plan.
+	 * setcontext's work, swapcontext's second half: %rdi = the context,
+	 * %esi = 1 when we come from the trampoline, %rdx = where the old
+	 * signal mask goes (swapcontext) or 0. Returns (-1, errno) only when
+	 * the signal mask cannot be set, with nothing else changed; else it
+	 * does not return. The pushes keep the callee-saved registers for that
+	 * return and align the calls; 32 bytes for the plan.
 	 */
 	HIDDEN_ENTRY(cetctl_uc_set)
 	"	push %rbx\n"
@@ -295,7 +296,7 @@ __asm__(
 	"	sub $32, %rsp\n"
 	"	mov %rdi, %r12\n"
 	"	mov %esi, %r13d\n"
-	SIGMASK_OR(STR(UC_SIGMASK) "(%rdi)", "xor %edx, %edx", "6f")
+	SIGMASK_OR(STR(UC_SIGMASK) "(%rdi)", "6f")
 	"	xor %esi, %esi\n"
 	UC_RDSSP("%rsi")
 	"	mov %r12, %rdi\n"
@@ -313,7 +314,7 @@ __asm__(
 	END(cetctl_uc_set)
 
 	/* swapcontext: save as getcontext does (the SSP is the one after our
-	 * return), then as setcontext, the old signal mask going to %rdi. */
+	 * return), then as setcontext, the old signal mask going to %rdi's. */
 	ENTRY(swapcontext)
 	UC_ACTIVE_OR("9f")
 	"	mov %rbx, " STR(UC_RBX) "(%rdi)\n"
@@ -339,26 +340,10 @@ __asm__(
 	"	stmxcsr " STR(UC_MXCSR) "(%rdi)\n"
 	"	lea 8(%r11), %r11\n"
 	SAVE_SSP("%rdi", "%r11", "%rcx", "%rdx")
-	"	push %rbx\n"
-	"	push %r12\n"
-	"	push %r13\n"
-	"	sub $32, %rsp\n"
-	"	mov %rsi, %r12\n"
-	SIGMASK_OR(STR(UC_SIGMASK) "(%rsi)", "lea " STR(UC_SIGMASK) "(%rdi), %rdx", "6f")
+	"	lea " STR(UC_SIGMASK) "(%rdi), %rdx\n"
+	"	mov %rsi, %rdi\n"
 	"	xor %esi, %esi\n"
-	UC_RDSSP("%rsi")
-	"	mov %r12, %rdi\n"
-	"	xor %edx, %edx\n"
-	"	mov %rsp, %rcx\n"
-	"	call cetctl_uc_plan\n"
-	"	mov %r12, %rdx\n"
-	"	jmp cetctl_uc_go\n"
-	"6:	mov %rax, %rdi\n"
-	"	add $32, %rsp\n"
-	"	pop %r13\n"
-	"	pop %r12\n"
-	"	pop %rbx\n"
-	"	jmp cetctl_uc_fail\n"
+	"	jmp cetctl_uc_set\n"
 	"9:\n"
 	TAILJUMP(11)
 	END(swapcontext)
@@ -472,6 +457,7 @@ __asm__(
 	"	test %rdi, %rdi\n"
 	"	jz 1f\n"
 	"	mov $1, %esi\n"
+	"	xor %edx, %edx\n"
 	"	call cetctl_uc_set\n"
 	"	mov %eax, %edi\n"
 	"	jmp 2f\n"
