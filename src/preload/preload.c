@@ -67,14 +67,14 @@ _Static_assert(JB_IDENT_OFFSET + 8 <= 200, "struct __jmp_buf_tag is 200 bytes on
 static const char *const names[F_MAX] = {
 	"setjmp", "_setjmp", "__sigsetjmp", "__sigsetjmp",
 	"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
-	"makecontext", "getcontext", "setcontext", "swapcontext",
+	"makecontext", "getcontext", "setcontext", "swapcontext", "munmap",
 };
 
 /* The assembly hard-codes these indices. */
 _Static_assert(F_SETJMP == 0 && F__SETJMP == 1 && F_SIGSETJMP == 2 && F___SIGSETJMP == 3 &&
 	       F_LONGJMP == 4 && F__LONGJMP == 5 && F_SIGLONGJMP == 6 && F___LONGJMP_CHK == 7 &&
 	       F_MAKECONTEXT == 8 && F_GETCONTEXT == 9 && F_SETCONTEXT == 10 &&
-	       F_SWAPCONTEXT == 11, "entry indices");
+	       F_SWAPCONTEXT == 11 && F_MUNMAP == 12, "entry indices");
 
 /* Read by the assembly; an index into it per entry point. */
 __attribute__((visibility("hidden"))) void *cetctl_preload_real[F_MAX];

@@ -37,7 +37,7 @@
  * hard-codes the indices (checked where the names are listed). */
 enum { F_SETJMP, F__SETJMP, F_SIGSETJMP, F___SIGSETJMP,
        F_LONGJMP, F__LONGJMP, F_SIGLONGJMP, F___LONGJMP_CHK,
-       F_MAKECONTEXT, F_GETCONTEXT, F_SETCONTEXT, F_SWAPCONTEXT, F_MAX };
+       F_MAKECONTEXT, F_GETCONTEXT, F_SETCONTEXT, F_SWAPCONTEXT, F_MUNMAP, F_MAX };
 
 extern void *cetctl_preload_real[F_MAX];
 extern int cetctl_preload_off;
@@ -120,17 +120,22 @@ static inline unsigned long cetctl_ss_identity(void)
 #define END(name) ".size " #name ", .-" #name "\n"
 
 /*
- * The shadow stacks of contexts (ucontext-stacks.c). A new one is mapped,
- * primed for the context's first switch (cetctl_uc_prime in ucontext.c:
- * the trampoline's entry on top, a restore token below it) and recorded
+ * The shadow stacks of contexts (ucontext-stacks.c). A new one is mapped
+ * (or a spare taken), primed for the context's first switch and recorded
  * with the end of the context's stack, @hi; its base is returned. Never
  * fails: no memory is a fatal error.
  */
 unsigned long cetctl_uc_stack_new(unsigned long size, unsigned long hi);
 /* The context that ran on the shadow stack @base has finished and we have
- * left it: unmap it (nothing if @base is not one of ours). */
+ * left it: unmap it or keep it as a spare (nothing if it is not ours). */
 void cetctl_uc_stack_release(unsigned long base);
-void cetctl_uc_prime(unsigned long token);
+/* The program is about to unmap [@addr, @addr + @len): the shadow stacks
+ * of contexts whose stack was in there are given up. */
+void cetctl_uc_stack_unmapped(unsigned long addr, unsigned long len);
+/* Prime the shadow stack whose restore token is at @token and whose top is
+ * @top: the trampoline's entry on top, a restore token below it
+ * (ucontext.c). Signals blocked. */
+void cetctl_uc_prime(unsigned long token, unsigned long top);
 
 /* One line on stderr, "libcetctl-preload: @what[: strerror(@err)]", then
  * abort(): the program must not go on without a consistent shadow stack. */

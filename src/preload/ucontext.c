@@ -28,10 +28,12 @@
  *    that is made but never run costs nothing, and switching to the same
  *    made ucontext_t twice starts the function twice, each on a fresh
  *    shadow stack;
- *  - a context whose function returned has its shadow stack unmapped once
- *    the trampoline has switched to uc_link (2.39 never frees one), and the
- *    shadow stacks of contexts whose stack memory the program has unmapped
- *    are freed by a sweep (ucontext-stacks.c has the bound);
+ *  - a context whose function returned gives its shadow stack up (kept
+ *    for the next context, or unmapped) once the trampoline has switched
+ *    to uc_link, and so does a context whose stack memory the program
+ *    unmaps (munmap is interposed for that, and a sweep catches the
+ *    munmaps we do not see); 2.39 never frees one. ucontext-stacks.c has
+ *    the bound;
  *  - [3] holds a check word over [0..2]: a context we did not save (a
  *    signal handler's ucontext, one saved without a shadow stack) is
  *    refused with a message instead of being searched for a token;
@@ -349,6 +351,26 @@ __asm__(
 	END(swapcontext)
 
 	/*
+	 * munmap: while context shadow stacks exist, those of contexts whose
+	 * stack is in the range go (ucontext-stacks.c); then glibc's.
+	 */
+	ENTRY(munmap)
+	"	cmpl $0, cetctl_preload_off(%rip)\n"
+	"	jne 9f\n"
+	"	cmpq $0, cetctl_uc_live(%rip)\n"
+	"	je 9f\n"
+	"	push %rdi\n"
+	"	push %rsi\n"
+	"	sub $8, %rsp\n"
+	"	call cetctl_uc_stack_unmapped\n"
+	"	add $8, %rsp\n"
+	"	pop %rsi\n"
+	"	pop %rdi\n"
+	"9:\n"
+	TAILJUMP(12)
+	END(munmap)
+
+	/*
 	 * The switch, past the point of no return: %rdx = the context, the
 	 * plan at (%rsp). The SSP is the one the plan was made for (every call
 	 * since returned). On another shadow stack: RSTORSSP to its token,
@@ -418,22 +440,33 @@ __asm__(
 	END(cetctl_uc_go)
 
 	/*
-	 * Prime a new shadow stack (%rdi = the restore token map_shadow_stack
-	 * put at its top) for a context's first switch, as glibc 2.39's
-	 * __push___start_context does: move onto it, CALL so that the
-	 * trampoline's address is its top entry (the normal-stack copy is
-	 * dropped: the context's stack holds it, see cetctl_uc_makecontext),
-	 * move back. Each move leaves a restore token on the stack it leaves:
-	 * ours is used at once, the new one's (below the entry) is what the
-	 * first switch finds. Signals are blocked by the caller: a handler
-	 * would run on the new, small shadow stack.
+	 * Prime a shadow stack for a context's first switch (%rdi = a restore
+	 * token on it: the one map_shadow_stack put at its top, or the one a
+	 * finished context left on a spare; %rsi = its top), as glibc 2.39's
+	 * __push___start_context does: move onto it, pop what is left above
+	 * the token, CALL so that the trampoline's address is its top entry
+	 * (the normal-stack copy is dropped: the context's stack holds it, see
+	 * cetctl_uc_makecontext), move back. Each move leaves a restore token
+	 * on the stack it leaves: ours is used at once, the new one's (below
+	 * the entry) is what the first switch finds. Signals are blocked by
+	 * the caller: a handler would run on the new, small shadow stack.
 	 */
 	HIDDEN_ENTRY(cetctl_uc_prime)
 	"	xor %ecx, %ecx\n"
 	UC_RDSSP("%rcx")
 	RSTORSSP("(%rdi)")
 	SAVEPREVSSP
-	"	call 1f\n"
+	"	lea 8(%rdi), %rax\n"
+	"	sub %rax, %rsi\n"
+	"	shr $3, %rsi\n"
+	"	jz 3f\n"
+	"2:	mov $255, %eax\n"
+	"	cmp %rax, %rsi\n"
+	"	cmovb %rsi, %rax\n"
+	INCSSP("%rax")
+	"	sub %rax, %rsi\n"
+	"	jnz 2b\n"
+	"3:	call 1f\n"
 	".globl cetctl_uc_start\n"
 	".hidden cetctl_uc_start\n"
 	"cetctl_uc_start:\n"

@@ -52,10 +52,12 @@ churn 100000 unmapped
 EOF
 }
 
-@test "preload: exports makecontext, getcontext, setcontext and swapcontext" {
+@test "preload: exports makecontext, getcontext, setcontext, swapcontext (and munmap)" {
+	# munmap: while contexts exist, unmapping a context's stack gives its
+	# shadow stack up (tests/guest/preload-ucontext.bats)
 	local syms s
 	syms=$(nm -D --defined-only "$LIB" | awk '{print $3}')
-	for s in makecontext getcontext setcontext swapcontext; do
+	for s in makecontext getcontext setcontext swapcontext munmap; do
 		grep -qx "$s" <<<"$syms" || { echo "missing $s"; return 1; }
 	done
 }
@@ -63,7 +65,7 @@ EOF
 @test "preload: a ucontext program's calls bind to the library" {
 	run env LD_BIND_NOW=1 LD_DEBUG=bindings LD_PRELOAD="$LIB" "$UC" link
 	local s
-	for s in makecontext getcontext setcontext swapcontext; do
+	for s in makecontext getcontext setcontext swapcontext munmap; do
 		[[ "$output" == *"to $LIB [0]: normal symbol \`$s'"* ]] || { echo "$s not bound to the library"; return 1; }
 	done
 }

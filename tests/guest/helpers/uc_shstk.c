@@ -515,12 +515,15 @@ static int enomem(void)
 	fclose(f);
 	make(&churn_uc, s, &main_uc);
 	makecontext(&churn_uc, ctx_short, 0);
-	/* no room for another mapping (a little for stdio's buffer) */
+	printf("enomem: switching\n");	/* stdout's buffer exists from here */
+	f = fopen("/proc/self/statm", "r");
+	if (!f || fscanf(f, "%lu", &pages) != 1)
+		return 1;
+	fclose(f);
+	/* not one page more of address space */
 	getrlimit(RLIMIT_AS, &rl);
-	rl.rlim_cur = pages * 4096 + 8192;
+	rl.rlim_cur = pages * 4096;
 	setrlimit(RLIMIT_AS, &rl);
-	printf("enomem: switching\n");
-	fflush(stdout);
 	swapcontext(&main_uc, &churn_uc);
 	printf("enomem: the context ran (no shadow stack to map?)\n");
 	return 3;
