@@ -51,7 +51,9 @@ PKGS=(
   # issue 23: the host tier lints the shell scripts (tests/host/shellcheck.bats)
   shellcheck
   # issue 31: the world corpus's subset in the default guest image (tests/world,
-  # tests/guest/corpus.bats): stack-switching programs and others from Debian
+  # tests/guest/corpus.bats): stack-switching programs and others from Debian; qemu-img
+  # (ucontext coroutines) also runs under the preload library in
+  # tests/guest/preload-ucontext.bats
   qemu-utils lua5.4 tcl8.6 sqlite3 openssl zstd bzip2 xz-utils
   # emulators and boot media
   qemu-system-x86 bochs bochsbios vgabios isolinux syslinux-common xorriso

@@ -8,7 +8,7 @@
 # The LAST line of stdout is the absolute path of the initramfs. Progress → stderr.
 # Contents: host Debian binaries (bash, bats, coreutils, grep, sed, gawk, findutils,
 # util-linux bits, procps, dash, perl-base, busybox-static as fallback applets, trinity and
-# stress-ng for the adversarial suites) with
+# stress-ng for the adversarial suites, qemu-img for the preload's ucontext suite) with
 # their shared libraries and loader (found with ldd), vm/guest-init as /init, and
 #   /usr/bin/cetctl                         (if built)
 #   /usr/libexec/cetctl/cetctl-faults       (if built; not with --demo)
@@ -121,7 +121,7 @@ else
   done < <(dpkg -L coreutils findutils grep sed procps 2>/dev/null | sort -u)
   for b in gawk mawk awk perl mount umount dmesg setsid flock taskset nsenter unshare \
            findmnt lsblk getopt kill mountpoint prlimit script timeout gzip cpio env xargs \
-           strace readelf setpriv trinity stress-ng; do
+           strace readelf setpriv trinity stress-ng qemu-img; do
     [[ -f $ST/usr/bin/$b && ! -L $ST/usr/bin/$b ]] && continue   # already copied
     rm -f "$ST/usr/bin/$b"; put_bin "$b"
     [[ -e $ST/usr/bin/$b ]] || { [[ -n $(/bin/busybox --list | grep -x "$b") ]] && ln -sf busybox "$ST/usr/bin/$b"; } || true

@@ -66,8 +66,8 @@ int main(void)
 	size_t i;
 	memset(jb, 0xa5, sizeof(jb));
 	if (setjmp(jb) == 0) {
-		/* offsets 80..95 are where the library would record the SSP */
-		for (i = 80; i < 96; i++)
+		/* offsets 80..103 are where the library would record the SSP */
+		for (i = 80; i < 104; i++)
 			if (b[i] != 0xa5) { printf("touched %zu\n", i); return 1; }
 		longjmp(jb, 1);
 	}
@@ -142,7 +142,7 @@ EOF2
 	[ "$output" = after ]
 }
 
-@test "preload: a longjmp nested inside siglongjmp lands right (records keyed by stack pointer, faked SSP)" {
+@test "preload: a longjmp nested inside siglongjmp lands right (each record named by its longjmp, faked SSP)" {
 	# A handler runs inside glibc's siglongjmp (the mask it restores unblocks
 	# a pending signal) and does its own setjmp/longjmp. With one landing
 	# record per thread, the outer longjmp found the inner one's record and
@@ -156,6 +156,24 @@ EOF2
 	run env LD_PRELOAD="$fake" "$BATS_TEST_TMPDIR/nest"
 	[ "$status" -eq 0 ]
 	[ "$output" = "outer landed: rounds=3 inner=3" ]
+}
+
+@test "preload: escaped longjmps leave no record a later longjmp could land on (faked SSP)" {
+	# Issue 31 (2a): a siglongjmp whose handler jumps elsewhere never lands,
+	# and its landing record stayed. After 31 such escapes the record stack
+	# was full, a nested longjmp overwrote the outer one's record, and the
+	# outer longjmp landed at the other setjmp call of the same frame.
+	local fake=$BATS_TEST_TMPDIR/fake-ssp.so n
+	gcc -O2 -shared -fPIC -fcf-protection=full -DCETCTL_PRELOAD_FAKE_SSP \
+		-o "$fake" "$BATS_TEST_DIRNAME"/../../src/preload/*.c -ldl
+	gcc -O2 -o "$BATS_TEST_TMPDIR/escape" "$BATS_TEST_DIRNAME/tools/preload-escape.c"
+	for n in 1 31 32 100 1000; do
+		run "$BATS_TEST_TMPDIR/escape" "$n"
+		[ "$output" = "escapes=$n landed_at=1 inner=1 same_sp=1" ] || { echo "plain: $output"; return 1; }
+		run env LD_PRELOAD="$fake" "$BATS_TEST_TMPDIR/escape" "$n"
+		[ "$status" -eq 0 ] && [ "$output" = "escapes=$n landed_at=1 inner=1 same_sp=1" ] ||
+			{ echo "with the library, $n escapes: status $status: $output"; return 1; }
+	done
 }
 
 @test "preload: not passed on to the program's descendants; other LD_PRELOAD entries stay" {
