@@ -27,11 +27,18 @@
  * program, reaps whatever orphan is handed to it (the tracer among them),
  * and exits with the program's status (128+N for a signal N as PID 1,
  * where raising it on itself would be ignored; re-raised otherwise).
+ * The caller's signal state is its own to hand down, to the program; cetctl
+ * relies on none of it: it waits for every signal with all of them blocked
+ * (whatever mask it was given), and SIGCHLD is set to its default here, in
+ * cetctl only: ignored (or SA_NOCLDWAIT), the kernel would reap the program
+ * itself, its status lost and cetctl waiting for ever (issue 32, defect 2).
+ * The child gets the caller's mask and SIGCHLD disposition back.
  * Returns -1 in the child (which goes on to start the program), or the
  * status to exit with.
  */
 int run_stay_parent(void)
 {
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, chld;
 	sigset_t all, old;
 	siginfo_t si;
 	pid_t child, r;
@@ -39,14 +46,17 @@ int run_stay_parent(void)
 
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
+	sigaction(SIGCHLD, &dfl, &chld);
 	child = fork();
 	if (child < 0) {
+		sigaction(SIGCHLD, &chld, NULL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		run_say("cannot fork the program (cetctl stays its parent as PID 1 or a "
 			"subreaper): %s; program not run", strerror(errno));
 		return CETCTL_EXIT_RUN_FAILED;
 	}
 	if (child == 0) {
+		sigaction(SIGCHLD, &chld, NULL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return -1;
 	}
