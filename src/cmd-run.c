@@ -527,6 +527,14 @@ static int execute(struct run_ctx *c)
 	char **envp = environ;
 	int rc;
 
+	if (run_pidns_unforked()) {
+		run_say("started in a pid namespace it is not in itself (unshare -p without "
+			"--fork?): the processes it starts would be in the new one, the first of "
+			"them its init, and the start-up cannot be traced; run it as PID 1 of the "
+			"namespace instead (unshare --pid --fork --mount-proc cetctl run ...); "
+			"program not run");
+		return CETCTL_EXIT_RUN_FAILED;
+	}
 	if (run_init_like()) {
 		rc = run_stay_parent();
 		if (rc >= 0)

@@ -137,3 +137,26 @@ running() {
 	[ "$rc" -eq 143 ] || { echo "cetctl ended with $rc"; return 1; }
 	! kill -0 "$(cat "$TMP/pid")" 2>/dev/null
 }
+
+@test "run under unshare -p without --fork: refused with 125, says how to run it instead (issue 32, 7)" {
+	unshare -p true 2>/dev/null || skip "cannot make a pid namespace here"
+	# cetctl is not in the namespace its children go to: the first one it
+	# forks would be that namespace's init, and no other could follow
+	run --separate-stderr timeout -s KILL 30 unshare -p "$CETCTL" run --trace-only -- sh -c 'echo ran'
+	# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
+	echo "$status: $output | $stderr"
+	[ "$status" -eq 125 ] && [ -z "$output" ]
+	[[ $stderr == *'pid namespace'*'unshare -p without --fork'*'unshare --pid --fork'*'program not run' ]]
+	[ "$(wc -l <<<"$stderr")" -eq 1 ]
+	# the same once that namespace's init (here /bin/true) came and went:
+	# every fork in it fails
+	run --separate-stderr timeout -s KILL 30 unshare -p sh -c '/bin/true; exec "$0" run --trace-only true' "$CETCTL"
+	echo "$status: $stderr"
+	[ "$status" -eq 125 ] && [[ $stderr == *'unshare -p without --fork'*'program not run' ]]
+	# without tracing, cetctl just becomes the program: nothing to refuse
+	run timeout -s KILL 30 unshare -p "$CETCTL" run -- sh -c 'exit 4'
+	[ "$status" -eq 4 ]
+	# as it says: with --fork it runs
+	run timeout -s KILL 30 unshare -pf --mount-proc "$CETCTL" run --trace-only -- sh -c 'exit 4'
+	[ "$status" -eq 4 ]
+}
