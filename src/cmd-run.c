@@ -186,14 +186,38 @@ static void say_enable_failed(const struct launch_result *r, const char *prog, c
 }
 
 /*
+ * Everything one run knows: the command line, the facts, the plan, and the
+ * strings the messages quote. One of these, in cmd_run()'s frame.
+ */
+struct run_ctx {
+	struct run_opts o;
+	char **argv;			/* the program and its arguments */
+	char path[PATH_MAX];		/* the program, resolved */
+	struct run_facts f;
+	struct run_plan p;
+	const char *glibc;		/* gnu_get_libc_version() */
+	char libc[PATH_MAX];		/* the C library's path, "" unknown */
+	char preload[PATH_MAX];		/* the preload library, when found */
+	char why[512];			/* why not, when not */
+};
+
+/*
  * The one line for a failed start-up, and the exit status: 125, or 126/127
  * when the exec itself failed. Called in cetctl before the exec and in the
- * tracer after it (the program is then made to exit with the status).
+ * tracer after it (the program is then made to exit with the status). @arg:
+ * the run (struct run_ctx).
  */
 static int start_failed(const struct launch_result *r, void *arg)
 {
+	const struct run_ctx *c = arg;
 	char feat[64], lock[64], ibuf[PATH_MAX], nbuf[NAME_SHOWN];
-	const char *path = run_shown(arg, nbuf);
+	const char *path = run_shown(c->path, nbuf);
+	/* The glibc method verifies at the entry point: the loader and the
+	 * program's start-up code (IFUNC resolvers, preinit functions, its
+	 * libraries' constructors) have run by then; its main has not. */
+	const char *not_run = c->p.launch.at_entry ?
+		"its start-up code ran (loader, constructors), its entry point did not" :
+		"program not run";
 	int err = -r->err;
 
 	switch (r->stage) {
@@ -223,7 +247,7 @@ static int start_failed(const struct launch_result *r, void *arg)
 		return CETCTL_EXIT_RUN_FAILED;
 	case LAUNCH_ENABLE_SHSTK:
 	case LAUNCH_ENABLE_WRSS:
-		say_enable_failed(r, arg, path);
+		say_enable_failed(r, c->path, path);
 		return CETCTL_EXIT_RUN_FAILED;
 	case LAUNCH_LOCK:
 		run_say("cannot lock the shadow-stack features of %s: PTRACE_ARCH_PRCTL("
@@ -231,16 +255,16 @@ static int start_failed(const struct launch_result *r, void *arg)
 		return CETCTL_EXIT_RUN_FAILED;
 	case LAUNCH_VERIFY:
 		if (err != EPROTO || r->what)
-			run_say("cannot verify the start-up of %s: %s: %s; program not run", path,
-				r->what ? r->what : "reading /proc", strerror(err));
+			run_say("cannot verify the start-up of %s: %s: %s; %s", path,
+				r->what ? r->what : "reading /proc", strerror(err), not_run);
 		else if (!r->status_lines)
 			run_say("%s: /proc shows no x86_Thread_features line: the kernel has no "
-				"user shadow-stack support; program not run", path);
+				"user shadow-stack support; %s", path, not_run);
 		else
 			run_say("%s: the kernel does not show what was asked: enabled '%s', locked '%s'; "
-				"program not run", path,
+				"%s", path,
 				shstk_features_str(r->got_enabled, feat, sizeof(feat)),
-				shstk_features_str(r->got_locked, lock, sizeof(lock)));
+				shstk_features_str(r->got_locked, lock, sizeof(lock)), not_run);
 		return CETCTL_EXIT_RUN_FAILED;
 	case LAUNCH_STATIC:
 		run_say("%s has no dynamic loader: glibc would enable its shadow stack in the "
@@ -263,9 +287,9 @@ static int start_failed(const struct launch_result *r, void *arg)
  * handlers that cannot work under ptrace (a sanitizer's leak check stops
  * the world with ptrace). stderr is unbuffered.
  */
-static int launch_failed(const struct launch_result *res, const char *path)
+static int launch_failed(const struct launch_result *res, struct run_ctx *c)
 {
-	int rc = start_failed(res, (void *)path);
+	int rc = start_failed(res, c);
 
 	/* LAUNCH_TRACE before the exec: a seize that was answered but not
 	 * observed may have attached all the same, and a debugger attached
@@ -311,30 +335,18 @@ static void usage(void)
 	       "from its entry point, after the loader), or not at all: if cetctl or its\n"
 	       "tracer dies during the start-up, the program does not run.\n");
 	printf("--trace-only excludes --shstk; --method=glibc excludes --wrss and --no-lock.\n");
-	printf("Exit status: the program's own (it replaces cetctl); 125 cetctl failed and\n"
-	       "the program did not run (usage; known incompatible with shadow stacks; they\n"
-	       "cannot be enabled, locked or verified; refused by the legacy-ELF policy;\n"
-	       "already locked; a privileged exec; not an x86-64 program; tracing not\n"
-	       "permitted; --method=glibc not possible here), 126 the program cannot be\n"
-	       "executed, 127 it was not found. A program that dies of a control-protection\n"
-	       "fault dies of SIGSEGV (139 in a shell); the preload library says why.\n");
+	printf("Exit status: the program's own: its exit status N, or it dies of the\n"
+	       "signal that killed it (a shell shows 128+N: 137 for SIGKILL; as PID 1 cetctl\n"
+	       "exits 128+N itself). 125: cetctl failed and said why; the program did not run\n"
+	       "(usage; known incompatible with shadow stacks; they cannot be enabled, locked\n"
+	       "or verified; refused by the legacy-ELF policy; already locked; a privileged\n"
+	       "exec; not an x86-64 program; tracing not permitted; unshare -p without\n"
+	       "--fork; --method=glibc not possible here), or with --method=glibc its start-up\n"
+	       "code ran but its entry point did not. 126: the program cannot be executed;\n"
+	       "127: it was not found. A program that dies of a control-protection fault\n"
+	       "dies of SIGSEGV (139 in a shell); the preload library says why. See\n"
+	       "cetctl-run(1), EXIT STATUS.\n");
 }
-
-/*
- * Everything one run knows: the command line, the facts, the plan, and the
- * strings the messages quote. One of these, in cmd_run()'s frame.
- */
-struct run_ctx {
-	struct run_opts o;
-	char **argv;			/* the program and its arguments */
-	char path[PATH_MAX];		/* the program, resolved */
-	struct run_facts f;
-	struct run_plan p;
-	const char *glibc;		/* gnu_get_libc_version() */
-	char libc[PATH_MAX];		/* the C library's path, "" unknown */
-	char preload[PATH_MAX];		/* the preload library, when found */
-	char why[512];			/* why not, when not */
-};
 
 /* Parse the options into @c: -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct run_ctx *c)
@@ -537,6 +549,14 @@ static int execute(struct run_ctx *c)
 	char **envp = environ;
 	int rc;
 
+	if (run_pidns_unforked()) {
+		run_say("started in a pid namespace it is not in itself (unshare -p without "
+			"--fork?): the processes it starts would be in the new one, the first of "
+			"them its init, and the start-up cannot be traced; run it as PID 1 of the "
+			"namespace instead (unshare --pid --fork --mount-proc cetctl run ...); "
+			"program not run");
+		return CETCTL_EXIT_RUN_FAILED;
+	}
 	if (run_init_like()) {
 		rc = run_stay_parent();
 		if (rc >= 0)
@@ -555,9 +575,9 @@ static int execute(struct run_ctx *c)
 		run_say("out of memory");
 		return CETCTL_EXIT_RUN_FAILED;
 	}
-	launch_exec(c->path, c->argv, envp, &c->p.launch, start_failed, c->path, &res);
+	launch_exec(c->path, c->argv, envp, &c->p.launch, start_failed, c, &res);
 	run_env_free(envp);
-	return launch_failed(&res, c->path);
+	return launch_failed(&res, c);
 }
 
 /* Without --shstk/--wrss/--trace-only: the program, simply exec'd. */

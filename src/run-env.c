@@ -21,11 +21,20 @@
 extern char **environ;
 
 /*
+ * What the dynamic loader does not take literally in an LD_PRELOAD entry: it
+ * splits the list at spaces and colons, and expands $ORIGIN, $LIB and
+ * $PLATFORM; the library's own clean-up (taking itself out of LD_PRELOAD)
+ * splits at tabs too. A path holding any of them would be read as other
+ * paths, relative ones among them (from the program's working directory).
+ */
+#define LOADER_SPECIAL	" :\t$"
+
+/*
  * Whether the library at @p may be loaded into the program: it and every
  * directory above it (symbolic links resolved) are owned by root and not
  * writable by group or others, so nobody but root can change what is
- * loaded between this check and the loader's open. The resolved path goes
- * into @out. On refusal, the reason in @why.
+ * loaded between this check and the loader's open; and its path is one the
+ * loader reads as it is (LOADER_SPECIAL). The resolved path goes into @out. On refusal, the reason in @why.
  * The test build (cetctl-faults) also trusts files owned by the caller, so
  * that tests can run in a build tree that is not root's.
  */
@@ -42,6 +51,11 @@ static bool trusted_file(const char *p, char *out, size_t size, char *why, size_
 	}
 	if (snprintf(out, size, "%s", real) >= (int)size) {
 		snprintf(why, wsize, "%.400s: path too long", p);
+		return false;
+	}
+	if (strpbrk(real, LOADER_SPECIAL)) {
+		snprintf(why, wsize, "%.400s: its path holds a space, colon, tab or '$', which the "
+			 "dynamic loader would split or expand in LD_PRELOAD", real);
 		return false;
 	}
 	snprintf(cur, sizeof(cur), "%s", real);

@@ -3,13 +3,16 @@
  * `cetctl run` as PID 1 or a child subreaper: when the start-up's helper
  * processes, orphaned, would be handed to the program, cetctl stays its
  * parent instead of becoming it (run_stay_parent()). Calls run_say() for
- * its one failure.
+ * its one failure. And cetctl started where its children go to another pid
+ * namespace (run_pidns_unforked()).
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,11 +30,18 @@
  * program, reaps whatever orphan is handed to it (the tracer among them),
  * and exits with the program's status (128+N for a signal N as PID 1,
  * where raising it on itself would be ignored; re-raised otherwise).
+ * The caller's signal state is its own to hand down, to the program; cetctl
+ * relies on none of it: it waits for every signal with all of them blocked
+ * (whatever mask it was given), and SIGCHLD is set to its default here, in
+ * cetctl only: ignored (or SA_NOCLDWAIT), the kernel would reap the program
+ * itself, its status lost and cetctl waiting for ever (issue 32, defect 2).
+ * The child gets the caller's mask and SIGCHLD disposition back.
  * Returns -1 in the child (which goes on to start the program), or the
  * status to exit with.
  */
 int run_stay_parent(void)
 {
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, chld;
 	sigset_t all, old;
 	siginfo_t si;
 	pid_t child, r;
@@ -39,14 +49,17 @@ int run_stay_parent(void)
 
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
+	sigaction(SIGCHLD, &dfl, &chld);
 	child = fork();
 	if (child < 0) {
+		sigaction(SIGCHLD, &chld, NULL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		run_say("cannot fork the program (cetctl stays its parent as PID 1 or a "
 			"subreaper): %s; program not run", strerror(errno));
 		return CETCTL_EXIT_RUN_FAILED;
 	}
 	if (child == 0) {
+		sigaction(SIGCHLD, &chld, NULL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return -1;
 	}
@@ -74,6 +87,32 @@ int run_stay_parent(void)
 			return 128 + sig;
 		}
 	}
+}
+
+/*
+ * Whether cetctl's children would start in a pid namespace it is not in
+ * itself: after unshare(CLONE_NEWPID) (unshare -p without --fork) or
+ * setns() to a pid namespace. The first process it forks would then be
+ * that namespace's init, and once it exits no other fork succeeds (ENOMEM):
+ * the start-up's tracer cannot be made. The kernel shows such a namespace
+ * as pid_for_children differing from pid, or, while it has no init yet,
+ * as a pid_for_children link that cannot be read (ENOENT; a kernel before
+ * 4.12 has no such entry at all). Unknown (no /proc): false.
+ */
+bool run_pidns_unforked(void)
+{
+	char own[PATH_MAX], kids[PATH_MAX];
+	const char *link = "/proc/self/ns/pid_for_children";
+	struct stat st;
+	ssize_t n, m;
+
+	n = readlink("/proc/self/ns/pid", own, sizeof(own) - 1);
+	if (n <= 0 || lstat(link, &st) < 0)
+		return false;
+	m = readlink(link, kids, sizeof(kids) - 1);
+	if (m < 0)
+		return errno == ENOENT;
+	return n != m || memcmp(own, kids, (size_t)n) != 0;
 }
 
 bool run_init_like(void)

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 bool run_init_like(void);
+bool run_pidns_unforked(void);
 int run_stay_parent(void);
 
 #endif

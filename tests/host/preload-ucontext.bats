@@ -12,7 +12,7 @@ setup_file() {
 	gcc -O2 -fcf-protection=full -pthread -o "$UC" \
 		"$BATS_TEST_DIRNAME/../guest/helpers/uc_shstk.c"
 	gcc -O2 -shared -fPIC -fcf-protection=full -DCETCTL_PRELOAD_FAKE_SSP \
-		-o "$FAKE" "$BATS_TEST_DIRNAME"/../../src/preload/*.c -ldl
+		-I"$BATS_TEST_DIRNAME/../../src/lib" -o "$FAKE" "$BATS_TEST_DIRNAME"/../../src/preload/*.c -ldl
 }
 
 setup() {

@@ -88,3 +88,75 @@ need_pidns() {
 	fi
 	rm -rf "$XO"
 }
+
+# "$@" run by sigexec.pl (tests/host/tools): as a caller hands down its
+# signal state; killed after 30 s so that a hang is a failure, not a stall.
+handed_down() {
+	timeout -s KILL 30 perl "$HOST_TESTS/tools/sigexec.pl" "$@"
+}
+
+@test "run as a subreaper or PID 1, SIGCHLD ignored or signals blocked by the caller: the program's status (issue 32, 2)" {
+	local how
+	# an ignored SIGCHLD makes the kernel reap cetctl's child itself: its
+	# status lost, cetctl waited for ever
+	for how in "--subreaper --ignore CHLD" "--subreaper --block all" \
+		"--subreaper --ignore CHLD --block all" "--subreaper --block CHLD"; do
+		# shellcheck disable=SC2086  # the options, split on purpose
+		run handed_down $how -- "$CETCTL" run --trace-only -- sh -c 'exit 3'
+		[ "$status" -eq 3 ] || { echo "[$how] $status: $output"; return 1; }
+	done
+	unshare -pf --mount-proc true 2>/dev/null || skip "cannot make a pid namespace here"
+	for how in "--ignore CHLD" "--block all" "--ignore CHLD --block all"; do
+		# shellcheck disable=SC2086  # the options, split on purpose
+		run timeout -s KILL 30 unshare -pf --mount-proc perl "$HOST_TESTS/tools/sigexec.pl" \
+			$how -- "$CETCTL" run --trace-only -- sh -c 'exit 3'
+		[ "$status" -eq 3 ] || { echo "[PID 1 $how] $status: $output"; return 1; }
+	done
+}
+
+# Whether process $1 runs (exists and is not a zombie).
+running() {
+	[ -e "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" != Z ]
+}
+
+@test "run as a subreaper with SIGCHLD ignored: a SIGTERM to cetctl ends the program and cetctl (issue 32, 2)" {
+	perl "$HOST_TESTS/tools/sigexec.pl" --subreaper --ignore CHLD -- "$CETCTL" run --trace-only -- \
+		sh -c 'echo $$ > "$0"; while :; do sleep 0.05; done' "$TMP/pid" &
+	local cet
+	cet=$!	# cetctl, once sigexec.pl exec'd it
+	for _ in $(seq 200); do [ -s "$TMP/pid" ] && break; sleep 0.05; done
+	[ -s "$TMP/pid" ]
+	kill -TERM "$cet"
+	for _ in $(seq 200); do running "$cet" || break; sleep 0.05; done
+	if running "$cet"; then
+		kill -KILL "$cet" "$(cat "$TMP/pid")" 2>/dev/null || :
+		echo "cetctl still runs 10 s after SIGTERM"
+		return 1
+	fi
+	rc=0; wait "$cet" || rc=$?
+	[ "$rc" -eq 143 ] || { echo "cetctl ended with $rc"; return 1; }
+	! kill -0 "$(cat "$TMP/pid")" 2>/dev/null
+}
+
+@test "run under unshare -p without --fork: refused with 125, says how to run it instead (issue 32, 7)" {
+	unshare -p true 2>/dev/null || skip "cannot make a pid namespace here"
+	# cetctl is not in the namespace its children go to: the first one it
+	# forks would be that namespace's init, and no other could follow
+	run --separate-stderr timeout -s KILL 30 unshare -p "$CETCTL" run --trace-only -- sh -c 'echo ran'
+	# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
+	echo "$status: $output | $stderr"
+	[ "$status" -eq 125 ] && [ -z "$output" ]
+	[[ $stderr == *'pid namespace'*'unshare -p without --fork'*'unshare --pid --fork'*'program not run' ]]
+	[ "$(wc -l <<<"$stderr")" -eq 1 ]
+	# the same once that namespace's init (here /bin/true) came and went:
+	# every fork in it fails
+	run --separate-stderr timeout -s KILL 30 unshare -p sh -c '/bin/true; exec "$0" run --trace-only true' "$CETCTL"
+	echo "$status: $stderr"
+	[ "$status" -eq 125 ] && [[ $stderr == *'unshare -p without --fork'*'program not run' ]]
+	# without tracing, cetctl just becomes the program: nothing to refuse
+	run timeout -s KILL 30 unshare -p "$CETCTL" run -- sh -c 'exit 4'
+	[ "$status" -eq 4 ]
+	# as it says: with --fork it runs
+	run timeout -s KILL 30 unshare -pf --mount-proc "$CETCTL" run --trace-only -- sh -c 'exit 4'
+	[ "$status" -eq 4 ]
+}

@@ -165,7 +165,7 @@ EOF2
 	# outer longjmp landed at the other setjmp call of the same frame.
 	local fake=$BATS_TEST_TMPDIR/fake-ssp.so n
 	gcc -O2 -shared -fPIC -fcf-protection=full -DCETCTL_PRELOAD_FAKE_SSP \
-		-o "$fake" "$BATS_TEST_DIRNAME"/../../src/preload/*.c -ldl
+		-I"$BATS_TEST_DIRNAME/../../src/lib" -o "$fake" "$BATS_TEST_DIRNAME"/../../src/preload/*.c -ldl
 	gcc -O2 -o "$BATS_TEST_TMPDIR/escape" "$BATS_TEST_DIRNAME/tools/preload-escape.c"
 	for n in 1 31 32 100 1000; do
 		run "$BATS_TEST_TMPDIR/escape" "$n"
@@ -261,4 +261,58 @@ teardown() {
 	out=$output
 	rm -rf "$d"
 	[ "$status" -eq 0 ] && [ "$out" = "rc=0" ] || { echo "set-user-ID: $out"; return 1; }
+}
+
+# A library whose constructor, wherever it is loaded, appends "evil PID" to
+# the file $1 (any user may write it): the attacker's.
+build_evil() {
+	cat > "$BATS_TEST_TMPDIR/evil.c" <<EOC
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((constructor)) static void evil(void)
+{
+	char line[64];
+	int fd = open("$1", O_WRONLY | O_CREAT | O_APPEND, 0666);
+	int n = snprintf(line, sizeof(line), "evil %d\n", (int)getpid());
+
+	if (fd >= 0 && write(fd, line, (size_t)n) < 0)
+		_exit(99);
+}
+EOC
+	gcc -shared -fPIC -o "$2" "$BATS_TEST_TMPDIR/evil.c"
+}
+
+@test "preload: a path the loader would split or expand is refused, never misread (issue 32, 1)" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to make files of another user"
+	[ "$(stat -c %u "$BUILD")" -eq 0 ] || skip "the build directory is not root's"
+	local probe='grep -q libcetctl-preload /proc/$$/maps && echo 1 || echo 0' evil d
+	trust_dir
+	# cetctl installed (relocatable: the library next to the binary) under
+	# a directory with a space; run by root from a directory where another
+	# user wrote tools/libcetctl-preload.so. ld.so splits LD_PRELOAD at
+	# spaces and colons: "$TD/cet" and "tools/libcetctl-preload.so", the
+	# second relative to the working directory.
+	mkdir -p "$TD/cet tools" "$BATS_TEST_TMPDIR/evil/tools"
+	cp "$CETCTL" "$LIB" "$TD/cet tools/"
+	evil=$BATS_TEST_TMPDIR/evil/log
+	build_evil "$evil" "$BATS_TEST_TMPDIR/evil/tools/libcetctl-preload.so"
+	chown -R 65534 "$BATS_TEST_TMPDIR/evil"
+	chmod 0777 "$BATS_TEST_TMPDIR/evil"
+	cd "$BATS_TEST_TMPDIR/evil"
+	run "$TD/cet tools/cetctl" run --trace-only -- sh -c "$probe"
+	[ ! -e "$evil" ] || { echo "another user's library ran in root's program: $(cat "$evil")"; return 1; }
+	[ "$status" -eq 0 ] && [ "${lines[-1]}" = 0 ] || { echo "$output"; return 1; }
+	[[ "$output" == *"not using libcetctl-preload.so: $TD/cet tools/libcetctl-preload.so: "*"space"* ]] ||
+		{ echo "$output"; return 1; }
+	# the same for CETCTL_PRELOAD, and for a colon, a tab, or a '$' the
+	# loader would expand ($ORIGIN, $LIB, $PLATFORM)
+	for d in "cet tools" "a:b" "$(printf 'a\tb')" 'a$ORIGIN' 'b$LIB'; do
+		mkdir -p "$TD/$d"
+		cp "$LIB" "$TD/$d/lib.so"
+		CETCTL_PRELOAD="$TD/$d/lib.so" run "$CETCTL" run --trace-only -- sh -c "$probe"
+		[ "$status" -eq 0 ] && [ "${lines[-1]}" = 0 ] || { echo "[$d] $output"; return 1; }
+		[[ "$output" == *"not using libcetctl-preload.so: "*"LD_PRELOAD"* ]] || { echo "[$d] $output"; return 1; }
+	done
+	[ ! -e "$evil" ]
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/perl
 # jobctl.pl DELAY_MS SIGNAL CMD...: what a job-control shell does with ^Z and
 # fg. Starts CMD in its own process group, sends SIGNAL to the whole group
-# after DELAY_MS (ZERO: no signal), and whenever its child stops, continues the group (fg).
+# after DELAY_MS, or once the file FILE exists when DELAY_MS is @FILE
+# (SIGNAL ZERO: no signal), and whenever its child stops, continues the group (fg).
 # Prints "exit N stops S" or "signal N stops S" once CMD ended, or "hung"
 # (and kills the group) when nothing ended within 10 s.
 use strict;
@@ -17,7 +18,12 @@ if (!$p) {
 	exec { $cmd[0] } @cmd or die "exec $cmd[0]: $!\n";
 }
 setpgrp($p, $p);
-usleep($delay * 1000);
+if ($delay =~ /^@(.*)/) {
+	my $end = time + 30;
+	usleep(10000) until -e $1 || time > $end;
+} else {
+	usleep($delay * 1000);
+}
 kill $sig, -$p;
 my ($stops, $t0) = (0, time);
 for (;;) {
