@@ -17,13 +17,9 @@ WORLD=${CETCTL_WORLD:-/usr/libexec/cetctl/world}
 # Programs whose "fails without diagnosis" is known on this branch, and why; each is
 # a skip that says so. A listed program that no longer fails undiagnosed fails the
 # test, so the list only shrinks (remove its line).
-# Measured in Bochs on main before issue 31's other parts (ucontext in the preload,
-# the compatibility verdict, the post-fault diagnosis): both die of a control-protection
-# fault in libc's swapcontext with nothing on stderr.
-declare -gA KNOWN=(
-	[openssl-async]="ASYNC jobs switch stacks with makecontext/swapcontext (issue 31: ucontext)"
-	[qemu-img]="coroutines switch stacks with makecontext/swapcontext (issue 31: ucontext)"
-)
+# Empty since issue 31's ucontext work landed: openssl's ASYNC jobs and qemu-img's
+# coroutines (makecontext/swapcontext) failed before it, with nothing on stderr.
+declare -gA KNOWN=()
 
 setup_file() {
 	# the faults the --shstk runs provoke are the outcome judged here, not kernel bugs
