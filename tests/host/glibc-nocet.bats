@@ -13,8 +13,8 @@ setup_file() {
 	libc=$(ldd "$CETCTL" | awk '$1 == "libc.so.6" { print $3 }')
 	export LIBC=$libc
 	# an ASan-built cetctl: its runtime must come first in the library list
-	asan=$(ldd "$CETCTL" | awk '$1 ~ /^libasan\.so/ { print $3 }')
-	export PRELOAD_SHIM=${asan:+$asan:}$SHIM
+	ASANLIB=$(ldd "$CETCTL" | awk '$1 ~ /^libasan\.so/ { print $3 }')
+	export ASANLIB PRELOAD_SHIM=${ASANLIB:+$ASANLIB:}$SHIM
 }
 
 setup() {
@@ -53,6 +53,9 @@ detail() {	# detail NAME: its DETAIL
 
 @test "run: with glibc 2.41 built without CET the program gets the preload library" {
 	require_trusted_preload
+	# an ASan-built cetctl needs libasan first in LD_PRELOAD, and the program
+	# inherits that list: with our library put first, ASan refuses to start it
+	[[ -z $ASANLIB ]] || skip "ASan build: the program would inherit libasan in LD_PRELOAD behind ours"
 	# --trace-only takes the ptrace path, which loads the preload library unless
 	# cetctl believes glibc keeps longjmp consistent itself; the program's own
 	# maps say (the library takes itself out of LD_PRELOAD at once)
