@@ -464,9 +464,12 @@ static void gather_facts(struct run_ctx *c)
 		f->lacks = 0;
 	}
 #endif
-	if ((o->method == RUN_METHOD_AUTO && f->glibc_manages) || said)
+	if ((o->method == RUN_METHOD_AUTO && f->glibc_manages) || said || o->preload)
 		prog_rc = elf_cet_read_path(c->path, &prog);
 	f->has_interp = prog_rc == 0 && elf_cet_interp64(&prog);
+	/* (not ld.so run as the program, ELF_KIND_DYN: it reads LD_PRELOAD) */
+	f->prog_static = prog_rc == 0 &&
+			 (prog.kind == ELF_KIND_STATIC || prog.kind == ELF_KIND_STATIC_PIE);
 	f->prog_marked = prog_rc == 0 ? elf_cet_shstk_marked(&prog) : -1;
 	f->exec_only = faccessat(AT_FDCWD, c->path, R_OK, AT_EACCESS) < 0 && errno == EACCES;
 	if (run_plan_method(o, f) == RUN_METHOD_PTRACE && o->preload)
@@ -532,8 +535,10 @@ static void say_warnings(const struct run_ctx *c)
 	if (w & RUN_WARN_GLIBC_UNAWARE)
 		run_say("warning: glibc %s does not manage shadow stacks: %s; "
 			"makecontext/swapcontext are not covered", c->glibc,
-			c->o.preload ? "longjmp is kept consistent by the preload library" :
-			"longjmp will fault (--no-preload)");
+			!c->o.preload ? "longjmp will fault (--no-preload)" :
+			c->f.prog_static ? "longjmp will fault (a static program loads no "
+					   "preload library)" :
+			"longjmp is kept consistent by the preload library");
 	if (w & RUN_WARN_ASAN)
 		run_say("warning: %s uses AddressSanitizer: not preloading %s", c->path,
 			PRELOAD_NAME);

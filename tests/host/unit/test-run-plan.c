@@ -154,9 +154,31 @@ static void test_preload_wanted(void)
 	o.preload = false;
 	CHECK(!run_plan_wants_preload(&o, &f));
 	o.preload = true;
+	f.prog_static = true;	/* loads nothing: issue 31, b */
+	CHECK(!run_plan_wants_preload(&o, &f));
+	f.prog_static = false;
+	CHECK(run_plan_wants_preload(&o, &f));
 	f.glibc_manages = true;	/* glibc keeps longjmp consistent itself */
 	o.method = RUN_METHOD_PTRACE;
 	CHECK(!run_plan_wants_preload(&o, &f));
+}
+
+/* Issue 31: none added for a static program. */
+static void test_preload_left_out(void)
+{
+	struct run_opts o;
+	struct run_facts f;
+	struct run_plan p;
+
+	/* a static program: none added; found all the same, not added */
+	defaults(&o, &f);
+	f.prog_static = true;
+	f.preload = RUN_PRELOAD_FOUND;
+	run_plan(&o, &f, &p);
+	CHECK(!p.preload);
+	f.prog_static = false;
+	run_plan(&o, &f, &p);
+	CHECK(p.preload);
 }
 
 static void test_launch(void)
@@ -197,6 +219,7 @@ int main(void)
 	test_refusals();
 	test_warnings();
 	test_preload_wanted();
+	test_preload_left_out();
 	test_launch();
 	printf("test-run-plan: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
