@@ -199,6 +199,7 @@ struct run_ctx {
 	char libc[PATH_MAX];		/* the C library's path, "" unknown */
 	char preload[PATH_MAX];		/* the preload library, when found */
 	char why[512];			/* why not, when not */
+	char sanitizer[256];		/* the sanitizer runtime in LD_PRELOAD */
 };
 
 /*
@@ -470,6 +471,8 @@ static void gather_facts(struct run_ctx *c)
 	/* (not ld.so run as the program, ELF_KIND_DYN: it reads LD_PRELOAD) */
 	f->prog_static = prog_rc == 0 &&
 			 (prog.kind == ELF_KIND_STATIC || prog.kind == ELF_KIND_STATIC_PIE);
+	f->sanitizer_preloaded = run_preloads_sanitizer(getenv("LD_PRELOAD"), c->sanitizer,
+							sizeof(c->sanitizer));
 	f->prog_marked = prog_rc == 0 ? elf_cet_shstk_marked(&prog) : -1;
 	f->exec_only = faccessat(AT_FDCWD, c->path, R_OK, AT_EACCESS) < 0 && errno == EACCES;
 	if (run_plan_method(o, f) == RUN_METHOD_PTRACE && o->preload)
@@ -541,6 +544,10 @@ static void say_warnings(const struct run_ctx *c)
 			"longjmp is kept consistent by the preload library");
 	if (w & RUN_WARN_ASAN)
 		run_say("warning: %s uses AddressSanitizer: not preloading %s", c->path,
+			PRELOAD_NAME);
+	if (w & RUN_WARN_SANITIZER_PRELOADED)
+		run_say("warning: LD_PRELOAD holds the sanitizer runtime %s, which must come first "
+			"and intercepts setjmp/longjmp itself: not preloading %s", c->sanitizer,
 			PRELOAD_NAME);
 	if (w & RUN_WARN_NO_PRELOAD)
 		run_say("warning: not using %s: %s; running without it%s", PRELOAD_NAME, c->why,

@@ -28,12 +28,13 @@ enum run_method run_plan_method(const struct run_opts *o, const struct run_facts
 bool run_plan_wants_preload(const struct run_opts *o, const struct run_facts *f)
 {
 	/* A sanitizer runtime must come first among the loaded objects and
-	 * intercepts setjmp/longjmp itself: no preload library for it. A static
+	 * intercepts setjmp/longjmp itself: no preload library for it, linked
+	 * in or in the caller's LD_PRELOAD (ours would go before it). A static
 	 * program loads nothing: LD_PRELOAD would only reach its descendants,
 	 * where an ASan one refuses to start. A glibc that manages shadow
 	 * stacks keeps longjmp consistent itself. */
 	return run_plan_method(o, f) == RUN_METHOD_PTRACE && o->preload && !f->uses_asan &&
-	       !f->prog_static && !f->glibc_manages;
+	       !f->sanitizer_preloaded && !f->prog_static && !f->glibc_manages;
 }
 
 static enum run_refusal refusal(const struct run_opts *o, const struct run_facts *f,
@@ -71,6 +72,8 @@ static unsigned int warnings(const struct run_opts *o, const struct run_facts *f
 		return w;
 	if (said && o->preload && f->uses_asan)
 		w |= RUN_WARN_ASAN;
+	else if (said && o->preload && f->sanitizer_preloaded && !f->prog_static)
+		w |= RUN_WARN_SANITIZER_PRELOADED;
 	/* Refusing an untrusted library is always said; a missing one only
 	 * when it matters. */
 	if (f->preload == RUN_PRELOAD_REFUSED || (f->preload == RUN_PRELOAD_MISSING && said))

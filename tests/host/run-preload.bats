@@ -356,3 +356,18 @@ EOC
 	CETCTL_PRELOAD=$LIB run "$CETCTL" run --trace-only sh -c 'grep -c libcetctl-preload /proc/$$/maps'
 	[ "${lines[-1]}" -ge 1 ] || { echo "$output"; return 1; }
 }
+
+@test "preload: a caller's sanitizer runtime in LD_PRELOAD stays first, ours is not added (issue 31, c)" {
+	local asan
+	asan=$(realpath -e "$(gcc -print-file-name=libasan.so)" 2>/dev/null) || skip "no libasan here"
+	# ASan refuses to start unless its runtime comes first among the loaded objects
+	run --separate-stderr env LD_PRELOAD="$asan" ASAN_OPTIONS=detect_leaks=0 CETCTL_PRELOAD="$LIB" \
+		"$CETCTL" run --trace-only sh -c 'echo "[$LD_PRELOAD]"; grep -c libcetctl-preload /proc/$$/maps; :'
+	# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
+	[ "$status" -eq 0 ] || { echo "$status: $output $stderr"; return 1; }
+	[ "${lines[0]}" = "[$asan]" ] && [ "${lines[1]}" = 0 ] || { echo "$output $stderr"; return 1; }
+	# behind another entry (split at a space) too: the list is left as it is
+	run --separate-stderr env LD_PRELOAD="/nonexistent-cetctl.so $asan" ASAN_OPTIONS=detect_leaks=0 \
+		CETCTL_PRELOAD="$LIB" "$CETCTL" run --trace-only sh -c 'echo "[$LD_PRELOAD]"'
+	[ "${lines[-1]}" = "[/nonexistent-cetctl.so $asan]" ] || { echo "$output $stderr"; return 1; }
+}
