@@ -536,12 +536,13 @@ static void say_warnings(const struct run_ctx *c)
 	if (w & RUN_WARN_LIBC_UNMARKED)
 		run_say("warning: the C library %s is not marked shadow-stack compatible", c->libc);
 	if (w & RUN_WARN_GLIBC_UNAWARE)
-		run_say("warning: glibc %s does not manage shadow stacks: %s; "
-			"makecontext/swapcontext are not covered", c->glibc,
-			!c->o.preload ? "longjmp will fault (--no-preload)" :
-			c->f.prog_static ? "longjmp will fault (a static program loads no "
-					   "preload library)" :
-			"longjmp is kept consistent by the preload library");
+		run_say("warning: glibc %s does not manage shadow stacks: %s", c->glibc,
+			!c->o.preload ? "longjmp and makecontext/swapcontext will fault "
+					"(--no-preload)" :
+			c->f.prog_static ? "longjmp and makecontext/swapcontext will fault "
+					   "(a static program loads no preload library)" :
+			"longjmp and makecontext/swapcontext are kept consistent by the "
+			"preload library");
 	if (w & RUN_WARN_ASAN)
 		run_say("warning: %s uses AddressSanitizer: not preloading %s", c->path,
 			PRELOAD_NAME);
