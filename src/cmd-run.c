@@ -199,6 +199,7 @@ struct run_ctx {
 	char libc[PATH_MAX];		/* the C library's path, "" unknown */
 	char preload[PATH_MAX];		/* the preload library, when found */
 	char why[512];			/* why not, when not */
+	char sanitizer[256];		/* the sanitizer runtime in LD_PRELOAD */
 };
 
 /*
@@ -464,9 +465,14 @@ static void gather_facts(struct run_ctx *c)
 		f->lacks = 0;
 	}
 #endif
-	if ((o->method == RUN_METHOD_AUTO && f->glibc_manages) || said)
+	if ((o->method == RUN_METHOD_AUTO && f->glibc_manages) || said || o->preload)
 		prog_rc = elf_cet_read_path(c->path, &prog);
 	f->has_interp = prog_rc == 0 && elf_cet_interp64(&prog);
+	/* (not ld.so run as the program, ELF_KIND_DYN: it reads LD_PRELOAD) */
+	f->prog_static = prog_rc == 0 &&
+			 (prog.kind == ELF_KIND_STATIC || prog.kind == ELF_KIND_STATIC_PIE);
+	f->sanitizer_preloaded = run_preloads_sanitizer(getenv("LD_PRELOAD"), c->sanitizer,
+							sizeof(c->sanitizer));
 	f->prog_marked = prog_rc == 0 ? elf_cet_shstk_marked(&prog) : -1;
 	f->exec_only = faccessat(AT_FDCWD, c->path, R_OK, AT_EACCESS) < 0 && errno == EACCES;
 	if (run_plan_method(o, f) == RUN_METHOD_PTRACE && o->preload)
@@ -530,12 +536,19 @@ static void say_warnings(const struct run_ctx *c)
 	if (w & RUN_WARN_LIBC_UNMARKED)
 		run_say("warning: the C library %s is not marked shadow-stack compatible", c->libc);
 	if (w & RUN_WARN_GLIBC_UNAWARE)
-		run_say("warning: glibc %s does not manage shadow stacks: %s; "
-			"makecontext/swapcontext are not covered", c->glibc,
-			c->o.preload ? "longjmp is kept consistent by the preload library" :
-			"longjmp will fault (--no-preload)");
+		run_say("warning: glibc %s does not manage shadow stacks: %s", c->glibc,
+			!c->o.preload ? "longjmp and makecontext/swapcontext will fault "
+					"(--no-preload)" :
+			c->f.prog_static ? "longjmp and makecontext/swapcontext will fault "
+					   "(a static program loads no preload library)" :
+			"longjmp and makecontext/swapcontext are kept consistent by the "
+			"preload library");
 	if (w & RUN_WARN_ASAN)
 		run_say("warning: %s uses AddressSanitizer: not preloading %s", c->path,
+			PRELOAD_NAME);
+	if (w & RUN_WARN_SANITIZER_PRELOADED)
+		run_say("warning: LD_PRELOAD holds the sanitizer runtime %s, which must come first "
+			"and intercepts setjmp/longjmp itself: not preloading %s", c->sanitizer,
 			PRELOAD_NAME);
 	if (w & RUN_WARN_NO_PRELOAD)
 		run_say("warning: not using %s: %s; running without it%s", PRELOAD_NAME, c->why,

@@ -148,6 +148,56 @@ enum run_preload run_find_preload(char *buf, size_t size, char *why, size_t wsiz
 }
 
 /*
+ * The basenames a sanitizer runtime starts with: GCC's (libasan.so.8 ...)
+ * and LLVM's (libclang_rt.asan-x86_64.so ...). Each insists on coming first
+ * among the loaded objects and intercepts setjmp/longjmp itself.
+ */
+static const char *const sanitizer_runtimes[] = {
+	"libasan.so", "libhwasan.so", "libtsan.so", "liblsan.so", "libmsan.so",
+	"libclang_rt.",
+};
+
+/* Whether the basename of the @len bytes at @e names a sanitizer runtime. */
+static bool is_sanitizer(const char *e, size_t len)
+{
+	const char *base = e;
+
+	for (size_t i = 0; i < len; i++)
+		if (e[i] == '/')
+			base = e + i + 1;
+	len -= (size_t)(base - e);
+	for (size_t i = 0; i < sizeof(sanitizer_runtimes) / sizeof(*sanitizer_runtimes); i++) {
+		size_t n = strlen(sanitizer_runtimes[i]);
+
+		if (len >= n && strncmp(base, sanitizer_runtimes[i], n) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether the LD_PRELOAD list @list (split as the loader splits it, at
+ * spaces and colons) names a sanitizer runtime; the first such entry goes
+ * into @name (cut to @size).
+ */
+bool run_preloads_sanitizer(const char *list, char *name, size_t size)
+{
+	const char *e = list;
+
+	while (e && *e) {
+		size_t len = strcspn(e, " :");
+
+		if (len && is_sanitizer(e, len)) {
+			snprintf(name, size, "%.*s", (int)len, e);
+			return true;
+		}
+		e += len;
+		e += strspn(e, " :");
+	}
+	return false;
+}
+
+/*
  * A copy of environ with @name set: value prepended (LD_PRELOAD: ours
  * first) or appended (GLIBC_TUNABLES: the last setting wins) to the
  * existing list with @sep, or set when absent. The parent's

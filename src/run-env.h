@@ -15,6 +15,7 @@
 #define PRELOAD_NAME	"libcetctl-preload.so"
 
 enum run_preload run_find_preload(char *buf, size_t size, char *why, size_t wsize);
+bool run_preloads_sanitizer(const char *list, char *name, size_t size);
 char **run_env_with(const char *name, const char *value, char sep, bool append);
 void run_env_free(char **env);
 

@@ -28,10 +28,13 @@ enum run_method run_plan_method(const struct run_opts *o, const struct run_facts
 bool run_plan_wants_preload(const struct run_opts *o, const struct run_facts *f)
 {
 	/* A sanitizer runtime must come first among the loaded objects and
-	 * intercepts setjmp/longjmp itself: no preload library for it. A glibc
-	 * that manages shadow stacks keeps longjmp consistent itself. */
+	 * intercepts setjmp/longjmp itself: no preload library for it, linked
+	 * in or in the caller's LD_PRELOAD (ours would go before it). A static
+	 * program loads nothing: LD_PRELOAD would only reach its descendants,
+	 * where an ASan one refuses to start. A glibc that manages shadow
+	 * stacks keeps longjmp consistent itself. */
 	return run_plan_method(o, f) == RUN_METHOD_PTRACE && o->preload && !f->uses_asan &&
-	       !f->glibc_manages;
+	       !f->sanitizer_preloaded && !f->prog_static && !f->glibc_manages;
 }
 
 static enum run_refusal refusal(const struct run_opts *o, const struct run_facts *f,
@@ -69,6 +72,8 @@ static unsigned int warnings(const struct run_opts *o, const struct run_facts *f
 		return w;
 	if (said && o->preload && f->uses_asan)
 		w |= RUN_WARN_ASAN;
+	else if (said && o->preload && f->sanitizer_preloaded && !f->prog_static)
+		w |= RUN_WARN_SANITIZER_PRELOADED;
 	/* Refusing an untrusted library is always said; a missing one only
 	 * when it matters. */
 	if (f->preload == RUN_PRELOAD_REFUSED || (f->preload == RUN_PRELOAD_MISSING && said))
@@ -93,7 +98,7 @@ void run_plan(const struct run_opts *o, const struct run_facts *f, struct run_pl
 		p->launch.at_entry = true;
 		return;
 	}
-	p->preload = f->preload == RUN_PRELOAD_FOUND;
+	p->preload = f->preload == RUN_PRELOAD_FOUND && run_plan_wants_preload(o, f);
 	if (o->shstk)
 		p->launch.enable = ARCH_SHSTK_SHSTK | (o->wrss ? ARCH_SHSTK_WRSS : 0);
 	/* Lock both bits: WRSS stays in the state chosen here (off unless --wrss). */

@@ -38,6 +38,9 @@ struct run_facts {
 	int prog_marked;	/* SHSTK-marked for the loader: 1, 0, -1 unknown */
 	int libc_marked;	/* the same of the C library; -1 also: none found */
 	bool uses_asan;		/* DT_NEEDED libasan.so */
+	bool prog_static;	/* an ELF program without PT_INTERP: it loads nothing of
+				 * LD_PRELOAD (false: dynamic, or not known) */
+	bool sanitizer_preloaded; /* the caller's LD_PRELOAD names a sanitizer runtime */
 	enum run_preload preload;
 };
 
@@ -56,6 +59,7 @@ enum run_refusal {
 #define RUN_WARN_GLIBC_UNAWARE	(1U << 2)	/* glibc does not manage shadow stacks */
 #define RUN_WARN_ASAN		(1U << 3)	/* no preload library for a sanitizer */
 #define RUN_WARN_NO_PRELOAD	(1U << 4)	/* missing or refused preload library */
+#define RUN_WARN_SANITIZER_PRELOADED (1U << 5)	/* none behind a preloaded sanitizer */
 
 struct run_plan {
 	enum run_refusal refusal;
@@ -71,8 +75,9 @@ struct run_plan {
 bool run_plan_warns(const struct run_opts *o);
 /* The method a start-up takes (auto resolved). Pure. */
 enum run_method run_plan_method(const struct run_opts *o, const struct run_facts *f);
-/* Whether the preload library is to be looked for (needs the method and
- * facts.uses_asan, not facts.preload). Pure. */
+/* Whether the preload library is to be looked for and added (needs the
+ * method and facts.uses_asan, .prog_static and .sanitizer_preloaded, not
+ * facts.preload). Pure. */
 bool run_plan_wants_preload(const struct run_opts *o, const struct run_facts *f);
 /* The whole decision for a program that is to run with --shstk/--wrss or
  * --trace-only. Pure. */

@@ -13,7 +13,7 @@ setup() {
 	run cetctl run --shstk -- true
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ $output == *"glibc 2.41 does not manage shadow stacks: longjmp is kept consistent by the preload library"* ]]
+	[[ $output == *"glibc 2.41 does not manage shadow stacks: longjmp and makecontext/swapcontext are kept consistent by the preload library"* ]]
 	# glibc's own route is refused, naming the reason
 	run cetctl run -q --shstk --method=glibc -- true
 	echo "$output"

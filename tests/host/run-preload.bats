@@ -316,3 +316,58 @@ EOC
 	done
 	[ ! -e "$evil" ]
 }
+
+# An AddressSanitizer program exiting 3, in $BATS_TEST_TMPDIR/asan.
+build_asan() {
+	echo 'int main(void) { return 3; }' > "$BATS_TEST_TMPDIR/asan.c"
+	gcc -fsanitize=address -o "$BATS_TEST_TMPDIR/asan" "$BATS_TEST_TMPDIR/asan.c" 2>/dev/null ||
+		skip "gcc cannot build ASan programs here"
+}
+
+@test "preload: not added for a static program, which never loads it; its ASan child starts (issue 31, b)" {
+	build_asan
+	# a static program that prints its LD_PRELOAD, then execs its arguments
+	cat > "$BATS_TEST_TMPDIR/senv.c" <<'EOC'
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	const char *p = getenv("LD_PRELOAD");
+
+	printf("[%s]\n", p ? p : "");
+	fflush(stdout);
+	if (argc > 1)
+		execv(argv[1], argv + 1);
+	return 0;
+}
+EOC
+	gcc -static -O2 -o "$BATS_TEST_TMPDIR/senv" "$BATS_TEST_TMPDIR/senv.c" 2>/dev/null ||
+		skip "gcc cannot link static programs here (no libc.a)"
+	CETCTL_PRELOAD=$LIB run "$CETCTL" run --trace-only "$BATS_TEST_TMPDIR/senv" "$BATS_TEST_TMPDIR/asan"
+	[ "${lines[0]}" = "[]" ] || { echo "static program got LD_PRELOAD: $output"; return 1; }
+	[ "$status" -eq 3 ] || { echo "ASan child: $status: $output"; return 1; }
+	# the caller's own LD_PRELOAD is the program's, unchanged
+	LD_PRELOAD=/nonexistent-cetctl.so CETCTL_PRELOAD=$LIB run "$CETCTL" run --trace-only \
+		"$BATS_TEST_TMPDIR/senv" 2>/dev/null
+	[ "${lines[-1]}" = "[/nonexistent-cetctl.so]" ] || { echo "$output"; return 1; }
+	# (the warnings are the plan's: tests/host/unit/test-run-plan.c)
+	# a dynamic program still gets it (and takes it out itself)
+	CETCTL_PRELOAD=$LIB run "$CETCTL" run --trace-only sh -c 'grep -c libcetctl-preload /proc/$$/maps'
+	[ "${lines[-1]}" -ge 1 ] || { echo "$output"; return 1; }
+}
+
+@test "preload: a caller's sanitizer runtime in LD_PRELOAD stays first, ours is not added (issue 31, c)" {
+	local asan
+	asan=$(realpath -e "$(gcc -print-file-name=libasan.so)" 2>/dev/null) || skip "no libasan here"
+	# ASan refuses to start unless its runtime comes first among the loaded objects
+	run --separate-stderr env LD_PRELOAD="$asan" ASAN_OPTIONS=detect_leaks=0 CETCTL_PRELOAD="$LIB" \
+		"$CETCTL" run --trace-only sh -c 'echo "[$LD_PRELOAD]"; grep -c libcetctl-preload /proc/$$/maps; :'
+	# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
+	[ "$status" -eq 0 ] || { echo "$status: $output $stderr"; return 1; }
+	[ "${lines[0]}" = "[$asan]" ] && [ "${lines[1]}" = 0 ] || { echo "$output $stderr"; return 1; }
+	# behind another entry (split at a space) too: the list is left as it is
+	run --separate-stderr env LD_PRELOAD="/nonexistent-cetctl.so $asan" ASAN_OPTIONS=detect_leaks=0 \
+		CETCTL_PRELOAD="$LIB" "$CETCTL" run --trace-only sh -c 'echo "[$LD_PRELOAD]"'
+	[ "${lines[-1]}" = "[/nonexistent-cetctl.so $asan]" ] || { echo "$output $stderr"; return 1; }
+}

@@ -154,9 +154,46 @@ static void test_preload_wanted(void)
 	o.preload = false;
 	CHECK(!run_plan_wants_preload(&o, &f));
 	o.preload = true;
+	f.prog_static = true;	/* loads nothing: issue 31, b */
+	CHECK(!run_plan_wants_preload(&o, &f));
+	f.prog_static = false;
+	f.sanitizer_preloaded = true;	/* must come first: issue 31, c */
+	CHECK(!run_plan_wants_preload(&o, &f));
+	f.sanitizer_preloaded = false;
+	CHECK(run_plan_wants_preload(&o, &f));
 	f.glibc_manages = true;	/* glibc keeps longjmp consistent itself */
 	o.method = RUN_METHOD_PTRACE;
 	CHECK(!run_plan_wants_preload(&o, &f));
+}
+
+/* Issue 31: none added for a static program or behind a preloaded sanitizer. */
+static void test_preload_left_out(void)
+{
+	struct run_opts o;
+	struct run_facts f;
+	struct run_plan p;
+
+	/* a sanitizer runtime in LD_PRELOAD: none added, said unless quiet */
+	defaults(&o, &f);
+	f.sanitizer_preloaded = true;
+	f.preload = RUN_PRELOAD_UNSOUGHT;
+	run_plan(&o, &f, &p);
+	CHECK(!p.preload && p.warn == (RUN_WARN_GLIBC_UNAWARE | RUN_WARN_SANITIZER_PRELOADED));
+	o.quiet = true;
+	run_plan(&o, &f, &p);
+	CHECK(!p.preload && p.warn == 0);
+	/* a static program: none added, nothing said of a sanitizer it never loads */
+	o.quiet = false;
+	f.prog_static = true;
+	run_plan(&o, &f, &p);
+	CHECK(!p.preload && p.warn == RUN_WARN_GLIBC_UNAWARE);
+	f.sanitizer_preloaded = false;
+	f.preload = RUN_PRELOAD_FOUND;	/* found all the same: not added */
+	run_plan(&o, &f, &p);
+	CHECK(!p.preload);
+	f.prog_static = false;
+	run_plan(&o, &f, &p);
+	CHECK(p.preload);
 }
 
 static void test_launch(void)
@@ -197,6 +234,7 @@ int main(void)
 	test_refusals();
 	test_warnings();
 	test_preload_wanted();
+	test_preload_left_out();
 	test_launch();
 	printf("test-run-plan: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
