@@ -206,21 +206,29 @@ asan_state=none	# none, deferred, running
 asan_out=$artifacts/asan-tier.out
 asan_counts=$artifacts/asan-tier.counts
 
+# run in a process of its own: its counts and errors go to $asan_counts
+asan_background() {
+	local l
+	summary=() broken=() total_pass=0 total_fail=0 total_skip=0
+	run_asan
+	{
+		echo "counts $total_pass $total_fail $total_skip"
+		for l in "${summary[@]}"; do echo "summary $l"; done
+		for l in "${broken[@]}"; do echo "broken $l"; done
+	} >"$asan_counts"
+}
+
 asan_start() {
 	[ "$asan_state" = deferred ] || return 0
 	log "Host tier under ASan+UBSan: started alongside the bochs tier (output: $asan_out)"
 	rm -f "$asan_counts"	# a stale one must never stand for this run
-	(
-		summary=() broken=() total_pass=0 total_fail=0 total_skip=0
-		run_asan
-		declare -p summary broken total_pass total_fail total_skip >"$asan_counts"
-	) >"$asan_out" 2>&1 &
+	asan_background >"$asan_out" 2>&1 &
 	asan_pid=$!
 	asan_state=running
 }
 
 asan_join() {
-	local i
+	local kind rest p f s counted=0
 	case $asan_state in
 	deferred) asan_state=none; run_asan; return ;;
 	running) ;;
@@ -229,19 +237,20 @@ asan_join() {
 	asan_state=none
 	wait "$asan_pid"
 	cat "$asan_out"
-	if ! [ -s "$asan_counts" ]; then
-		broken+=("asan: the background run left no counts (see $asan_out)")
-		return
-	fi
-	# its own names, then added to ours
-	# shellcheck disable=SC1090
-	. <(sed -e 's/ summary=/ a_summary=/' -e 's/ broken=/ a_broken=/' \
-		-e 's/ total_\(pass\|fail\|skip\)=/ a_total_\1=/' "$asan_counts")
-	for i in "${a_summary[@]}"; do summary+=("$i"); done
-	for i in "${a_broken[@]}"; do broken+=("$i"); done
-	total_pass=$((total_pass + a_total_pass))
-	total_fail=$((total_fail + a_total_fail))
-	total_skip=$((total_skip + a_total_skip))
+	# "counts P F S", then its summary and broken lines, added to ours
+	while read -r kind rest; do
+		case $kind in
+		counts)
+			read -r p f s <<<"$rest"
+			total_pass=$((total_pass + p))
+			total_fail=$((total_fail + f))
+			total_skip=$((total_skip + s))
+			counted=1 ;;
+		summary) summary+=("$rest") ;;
+		broken) broken+=("$rest") ;;
+		esac
+	done < <(cat "$asan_counts" 2>/dev/null)
+	[ "$counted" = 1 ] || broken+=("asan: the background run left no counts (see $asan_out)")
 }
 
 # A bounded libFuzzer run (clang, build-fuzz/): each target gets
