@@ -63,7 +63,8 @@ long long launch_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Forget the SIGCHLDs of events already waited for (see launch_wait_bounded()). */
+/* Forget the SIGCHLDs of events already waited for (see launch_wait_bounded()):
+ * called after the request that causes the next event, never before it. */
 void launch_drain_chld(void)
 {
 	struct timespec zero = { 0, 0 };
@@ -82,9 +83,11 @@ void launch_drain_chld(void)
  * program where it was and no event comes. The tracer has SIGCHLD blocked
  * (launch_tracer()); the kernel sends it one for each stop or death of its
  * tracee, so it sleeps in sigtimedwait between non-blocking waits. The
- * caller drains SIGCHLD (launch_drain_chld()) before the request that causes the
- * event: a SIGCHLD from the program that no wait returns is then a lie
- * (the kernel makes a stop or death visible to wait before it signals).
+ * caller drains SIGCHLD (launch_drain_chld()) right after the request that
+ * causes the event, once the last stop's signal has certainly been sent
+ * (resume()): a SIGCHLD from the program that no wait returns is then a
+ * lie (the kernel makes a stop or death visible to wait before it
+ * signals, so a drained signal's event is still there for the wait).
  */
 int launch_wait_bounded(pid_t pid, int *status)
 {

@@ -11,7 +11,10 @@
  * force the races the fail-closed tests need. Actions: kill (this process
  * dies of SIGKILL), exit (it exits 3), sig=N (signal N to the program),
  * pgsig=N (signal N to the program's process group), sleep=MS, closefds
- * (close every descriptor above stderr, then linger 300 ms).
+ * (close every descriptor above stderr, then linger 300 ms), stalechld
+ * (this process queues itself the SIGCHLD of a ptrace stop of the program,
+ * as the kernel does when a stop the tracer already waited for is
+ * signalled late).
  * CETCTL_FAULT2: a second one, the same way (two steps, two signals).
  * CETCTL_FAULT_VERIFY=1: the final check reads an empty /proc/PID/status.
  * CETCTL_FAULT_YAMA=1: the hand-shake Yama's relational ptrace_scope needs,
@@ -26,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +85,16 @@ static void fault_act(const char *f, const char *step, pid_t program)
 		kill(-getpgid(program), atoi(colon + 6));
 	else if (strncmp(colon, "sleep=", 6) == 0)
 		usleep((useconds_t)atoi(colon + 6) * 1000);
-	else if (strcmp(colon, "closefds") == 0) {
+	else if (strcmp(colon, "stalechld") == 0) {
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		si.si_signo = SIGCHLD;
+		si.si_code = CLD_TRAPPED;
+		si.si_pid = program;
+		si.si_status = SIGTRAP;
+		syscall(SYS_rt_sigqueueinfo, getpid(), SIGCHLD, &si);
+	} else if (strcmp(colon, "closefds") == 0) {
 		/* gone as far as the other side can tell, yet still here */
 		syscall(SYS_close_range, 3U, ~0U, 0U);
 		usleep(300 * 1000);
@@ -107,6 +120,7 @@ static const struct {
 	{ "t-seized",     FAULT_BOTH },
 	{ "p-seized",     FAULT_BOTH },
 	{ "exec-event",   FAULT_BOTH },
+	{ "t-request",    FAULT_BOTH },	/* the first resume after the exec */
 	{ "exec-exit",    FAULT_BOTH },
 	{ "inject-enter", FAULT_PTRACE },
 	{ "inject-exit",  FAULT_PTRACE },
@@ -143,6 +157,16 @@ void launch_fault_point(const char *step, pid_t program)
 			break;
 	if (i == ARRAY_SIZE(fault_steps))
 		abort();
+	/* Reached at every request, it acts at the first: a signal sent at
+	 * each would stop the program at each, for ever. Only the tracer
+	 * reaches it, after the exec: a static of its own. */
+	if (strcmp(step, "t-request") == 0) {
+		static bool requested;
+
+		if (requested)
+			return;
+		requested = true;
+	}
 	fault_act(getenv("CETCTL_FAULT"), step, program);
 	fault_act(getenv("CETCTL_FAULT2"), step, program);
 }

@@ -248,8 +248,10 @@ void launch_stop_program(struct launch *l, int code)
 		goto kill;
 	/* signals arriving meanwhile stop it before the instruction: dropped */
 	for (i = 0; i < 16; i++) {
-		launch_drain_chld();
-		if (launch_pt(PTRACE_CONT, l->pid, 0, 0) < 0 || launch_wait_bounded(l->pid, &status) < 0)
+		if (launch_pt(PTRACE_CONT, l->pid, 0, 0) < 0)
+			break;
+		launch_drain_chld();	/* after the request: see resume() */
+		if (launch_wait_bounded(l->pid, &status) < 0)
 			break;
 		ev = launch_classify(status);
 		if (ev.kind == EV_EXITED || ev.kind == EV_KILLED)

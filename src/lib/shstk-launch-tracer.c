@@ -60,15 +60,20 @@ static void __attribute__((noreturn)) leave_after(pid_t pid)
 /* The action that leads to the next event: resume the program with @req
  * (PTRACE_SYSCALL or PTRACE_CONT), delivering @sig. @bounded: the next
  * event is one the tracer causes (the program runs none of its own code),
- * so the SIGCHLDs of events already waited for are forgotten first (see
- * launch_wait_bounded()). 0, or -1 with the result filled. */
+ * so the SIGCHLDs of events already waited for are forgotten (see
+ * launch_wait_bounded()): after the request, not before it. A stop is
+ * visible to wait before the stopping task signals it, so the tracer may
+ * have waited for the last stop while its SIGCHLD is still to come; the
+ * kernel answers a request only once the tracee is off the CPU, by which
+ * time that signal has been sent. 0, or -1 with the result filled. */
 static int resume(struct launch *l, int req, int sig, bool bounded)
 {
-	if (bounded)
-		launch_drain_chld();
+	launch_fault_point("t-request", l->pid);
 	if (launch_pt(req, l->pid, 0, (unsigned long)sig) < 0)
 		return launch_fail(l, LAUNCH_TRACE, -errno,
 			    req == PTRACE_CONT ? "PTRACE_CONT" : "PTRACE_SYSCALL");
+	if (bounded)
+		launch_drain_chld();
 	l->req = req;
 	l->bounded = bounded;
 	return 0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The world corpus's subset (tests/world, SUBSET=1 there) in the default guest tiers:
 # real Debian programs from the host's packages (vm/mkinitramfs.sh copies them), each
-# workload run plainly and under `cetctl run --shstk` by tests/world/run-corpus, which
+# workload run under `cetctl run --shstk` by tests/world/run-corpus, and plainly only
+# when that failed (--plain-on-failure: the CI budget; the world tier runs both), which
 # prints its records (CETCTL-WORLD-*) on the console for vm/world.py.
 #  Bochs (emulated CET): one test per program; it fails when the outcome is "fails"
 #    without cetctl naming the cause (no preload diagnosis, no verdict), unless the
@@ -38,7 +39,7 @@ setup() {
 corpus_run() {
 	local modes=$1 name=$2 out l
 	out=$BATS_TEST_TMPDIR/$name.records
-	"$WORLD/run-corpus" --modes "$modes" "$name" >"$out" 2>&1
+	"$WORLD/run-corpus" --modes "$modes" --plain-on-failure "$name" >"$out" 2>&1
 	grep '^CETCTL-WORLD-' "$out" >&3 || true
 	l=$(grep -m1 $'^CETCTL-WORLD-OUTCOME\t' "$out") || { cat "$out"; fail "run-corpus gave no outcome for $name"; return 1; }
 	IFS=$'\t' read -r _ _ o_outcome o_diag o_detail <<<"$l"

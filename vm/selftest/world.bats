@@ -135,6 +135,34 @@ outcome() { # NAME: "outcome diagnosed" of its record in $output
 	[[ $output == *"ok 1 sed # skip plain-fails: "* ]]
 }
 
+@test "run-corpus --plain-on-failure: --shstk passes: works, no plain run" {
+	FAKE_CASE=works run "$RC" --tap --plain-on-failure sed
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ "$(outcome sed)" = "works -" ]
+	grep -q $'^CETCTL-WORLD-RUN\tsed\tshstk\t0\t' <<<"$output"
+	[ "$(grep -c $'^CETCTL-WORLD-RUN\tsed\tplain' <<<"$output")" -eq 0 ]
+}
+
+@test "run-corpus --plain-on-failure: a failure under --shstk is judged against a plain run after it" {
+	local runs
+	FAKE_CASE=silent run "$RC" --tap --plain-on-failure sed
+	printf '%s\n' "$output"
+	[ "$status" -eq 1 ]
+	[ "$(outcome sed)" = "fails no" ]
+	runs=$(grep $'^CETCTL-WORLD-RUN\tsed\t' <<<"$output" | cut -f3 | tr '\n' ' ')
+	[ "$runs" = "shstk plain " ]
+	FAKE_CASE=refuse run "$RC" --tap --plain-on-failure sed
+	[ "$(outcome sed)" = "refused -" ]
+	# failing plainly too: not a shadow-stack matter
+	printf '#!/bin/bash\nkill -ILL $$\n' >"$FAKE/bin/sed"
+	chmod +x "$FAKE/bin/sed"
+	PATH=$FAKE/bin:$PATH FAKE_CASE=works run "$RC" --tap --plain-on-failure sed
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ "$(outcome sed)" = "plain-fails -" ]
+}
+
 @test "run-corpus: a server that is refused is recorded with its own status" {
 	# memcached's workload starts it with `daemon`: the refusal must still be seen
 	command -v memcached >/dev/null || skip "memcached not installed here"
