@@ -17,11 +17,11 @@
  * unchanged). Any other SIGSEGV: a fault returns and repeats; one sent by
  * kill(2) and the like is sent again, now to the default action.
  *
- * The program's own SIGSEGV handler, installed after ours, replaces it: the
- * program's wins. A handler of the program's that chains to ours finds the
- * disposition not at the default and is left to go on (nothing said).
- * Fork children keep the handler (and the library and their shadow
- * stack); exec drops all three.
+ * The program's own SIGSEGV handler, installed after ours, runs behind
+ * the diagnosis: cpfault-chain.c interposes sigaction() and signal() for
+ * SIGSEGV, and what the program reads back is what it set. Fork children
+ * keep the handler (and the library and their shadow stack); exec drops
+ * all three. The diagnosis is said once per process.
  *
  * Async-signal-safe throughout: only system calls (open, pread, read,
  * write, fstat, process_vm_readv, tgkill, sigaction); no stdio, no malloc,
@@ -31,7 +31,7 @@
  * it (in dlopen) would turn a death into a hang. Every read of the
  * process's memory goes through process_vm_readv on itself, so a wild
  * address fails with EFAULT instead of faulting in the handler.
- * The buffers are static: SA_RESETHAND lets one delivery in per process.
+ * The buffers are static: one diagnosis per process (cetctl_cpfault_say()).
  *
  * No alternate signal stack: a #CP is raised by a `ret` that has just read
  * its return address from the stack, so the stack is there; an alternate
@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "cet-abi.h"
+#include "cpfault.h"
 
 #define SHSTK_TOKEN_BIT		(1UL << 63)	/* the kernel's signal-frame token */
 #define TOKEN_SCAN		512		/* shadow-stack entries searched for it */
@@ -534,14 +535,23 @@ static void diagnose(const ucontext_t *uc)
 		return;		/* nowhere to say it */
 }
 
+__attribute__((visibility("hidden"))) void cetctl_cpfault_say(void *ctx)
+{
+	static int said;
+
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_SEQ_CST))
+		diagnose(ctx);
+}
+
 static void on_segv(int sig, siginfo_t *si, void *ctx)
 {
 	int saved = errno;
 	struct sigaction cur;
 
-	/* SA_RESETHAND put the default back: anything else means another
-	 * handler called us; its business, not ours */
-	if (sigaction(SIGSEGV, NULL, &cur) != 0 || cur.sa_handler != SIG_DFL) {
+	/* SA_RESETHAND put the default back (the kernel's view, past our
+	 * sigaction): anything else means another handler, installed with
+	 * the raw system call, called us; its business, not ours */
+	if (__sigaction(SIGSEGV, NULL, &cur) != 0 || cur.sa_handler != SIG_DFL) {
 		errno = saved;
 		return;
 	}
@@ -550,23 +560,33 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 		 * the default action now, delivered when we return */
 		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
 	} else if (si->si_code == SEGV_CPERR) {
-		diagnose(ctx);
+		cetctl_cpfault_say(ctx);
 	}
 	/* a fault: returning runs the instruction again, which faults again */
 	errno = saved;
 }
 
-__attribute__((constructor)) static void cetctl_cpfault_init(void)
-{
-	struct sigaction old, sa;
+__attribute__((visibility("hidden"))) bool cetctl_cpfault_managed;
 
-	if (!read_ssp() || sigaction(SIGSEGV, NULL, &old) != 0)
-		return;
-	if (old.sa_handler != SIG_DFL)
-		return;		/* the program (or a sanitizer) has its own */
+__attribute__((visibility("hidden"))) int cetctl_cpfault_install(void)
+{
+	struct sigaction sa;
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_segv;
 	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGSEGV, &sa, NULL);
+	return __sigaction(SIGSEGV, &sa, NULL);
+}
+
+__attribute__((constructor)) static void cetctl_cpfault_init(void)
+{
+	struct sigaction old;
+
+	if (!read_ssp() || __sigaction(SIGSEGV, NULL, &old) != 0)
+		return;
+	if (old.sa_handler != SIG_DFL)
+		return;		/* the program (or a sanitizer) has its own */
+	if (cetctl_cpfault_install() == 0)
+		cetctl_cpfault_managed = true;
 }

@@ -141,11 +141,20 @@ one_diagnosis() {
 	one_diagnosis
 }
 
-@test "diagnose: the program's own SIGSEGV handler wins; without the preload, no word" {
+@test "diagnose: the program's own SIGSEGV handler runs after the diagnosis; without the preload, no word" {
 	need_hw
 	expect_fault_lines
-	run "$CETCTL" run --shstk -q -- "$CPF" handler
-	[[ $status -eq 42 && $output == "own handler" ]] || fail "$status: $output"
+	# before cpfault-chain.c: "own handler" alone, the fault unexplained
+	run bash -c '"$0" run --shstk -q -- "$1" handler 2>&1; echo "rc=$?"' "$CETCTL" "$CPF"
+	echo "$output"
+	has "rc=42"
+	one_diagnosis
+	[[ ${lines[-2]} == "own handler" ]] || fail "the program's handler did not run last"
+	run bash -c '"$0" run --shstk -q -- "$1" handler-info 2>&1; echo "rc=$?"' "$CETCTL" "$CPF"
+	echo "$output"
+	has "rc=42"
+	one_diagnosis
+	[[ ${lines[-2]} == "own handler si_code=10" ]] || fail "the handler did not get SEGV_CPERR"
 	run bash -c '"$0" run --shstk -q --no-preload -- "$1" ret 2>&1; echo "rc=$?"' "$CETCTL" "$CPF"
 	echo "$output"
 	has "rc=139"

@@ -7,8 +7,8 @@
 # with si_code SEGV_CPERR at a `ret` whose return address it chose. What
 # this covers: the handler's installation rules, the message's objects and
 # symbols (from /proc/self/maps and the files), the evidence for generated
-# code and a stack switch, the program's own handler winning, a SIGSEGV that
-# is not a #CP dying as before. What it cannot: reading the real shadow
+# code and a stack switch, the program's own handler running after the
+# diagnosis (cpfault-chain.c), a SIGSEGV that is not a #CP dying as before. What it cannot: reading the real shadow
 # stack (what it expected; a non-local jump) and a real #CP's repetition:
 # tests/guest/run-diagnose.bats in the Bochs guest.
 
@@ -16,7 +16,8 @@ setup_file() {
 	local top=$BATS_TEST_DIRNAME/../..
 	export FAKE=$BATS_FILE_TMPDIR/fake-ssp.so CPF=$BATS_FILE_TMPDIR/cpfault-fake
 	gcc -O2 -shared -fPIC -fcf-protection=full -DCETCTL_PRELOAD_FAKE_SSP -I"$top/src/lib" \
-		-o "$FAKE" "$top/src/preload/preload.c" "$top/src/preload/cpfault.c" -ldl
+		-o "$FAKE" "$top/src/preload/preload.c" "$top/src/preload/cpfault.c" \
+		"$top/src/preload/cpfault-chain.c" -ldl
 	gcc -O2 -fcf-protection=full -o "$CPF" "$top/tests/host/tools/cpfault-fake.c" -lpthread
 }
 
@@ -77,10 +78,39 @@ has() {
 	has "in process $child, thread $child:"
 }
 
-@test "cpfault: the program's own SIGSEGV handler wins; other SIGSEGVs die as before" {
+@test "cpfault: the program's own handler (signal()) runs after the diagnosis" {
+	# before cpfault-chain.c: the program's handler replaced ours, and the
+	# output was "own handler" alone
 	run env LD_PRELOAD="$FAKE" "$CPF" own-handler
+	echo "$output"
+	[ "$status" -eq 42 ]
+	has "control-protection fault (SIGSEGV, SEGV_CPERR) in process"
+	[ "${lines[-1]}" = "own handler" ]
+	[ "$(grep -c 'control-protection fault' <<<"$output")" -eq 1 ]
+}
+
+@test "cpfault: sigaction(SA_SIGINFO|SA_RESETHAND): the program reads back its own, gets the fault's siginfo, then the default" {
+	run env LD_PRELOAD="$FAKE" "$CPF" own-siginfo
+	echo "$output"
+	[ "$status" -eq 42 ]
+	[ "${lines[0]}" = "reads back own=1 siginfo=1" ]
+	has "control-protection fault (SIGSEGV, SEGV_CPERR) in process"
+	[ "${lines[-1]}" = "own si_code=10 dfl=1" ]
+}
+
+@test "cpfault: the program's handler for a SIGSEGV sent by kill: nothing said; SIG_DFL again: the diagnosis as before" {
+	run env LD_PRELOAD="$FAKE" "$CPF" own-kill
 	[ "$status" -eq 42 ]
 	[ "$output" = "own handler" ]
+	run env LD_PRELOAD="$FAKE" "$CPF" own-dfl
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "${lines[0]}" = "signal() gave back own=1" ]
+	has "control-protection fault (SIGSEGV, SEGV_CPERR) in process"
+	[ "${lines[-1]}" = "landed dfl=1" ]
+}
+
+@test "cpfault: other SIGSEGVs die as before" {
 	# sent by kill: sent again to the default action; a fault: repeated
 	for m in kill null; do
 		run env LD_PRELOAD="$FAKE" "$CPF" "$m"

@@ -16,6 +16,8 @@
  *   thread   "ret" in a second thread
  *   fork     "ret" in a child; the parent prints the child's end
  *   handler  "ret" after installing its own SIGSEGV handler (exit 42)
+ *   handler-info  the same with sigaction(SA_SIGINFO): it prints the
+ *            si_code it got ("own handler si_code=N", exit 42)
  * Every way to land in landing() prints "survived" and exits 0: under a
  * shadow stack none does.
  */
@@ -148,6 +150,19 @@ static void own(int sig)
 	_exit(42);
 }
 
+static void own_info(int sig, siginfo_t *si, void *ctx)
+{
+	char m[48];
+	int n;
+
+	(void)sig;
+	(void)ctx;
+	n = snprintf(m, sizeof(m), "own handler si_code=%d\n", si->si_code);
+	if (write(1, m, (size_t)n) < 0)
+		_exit(1);
+	_exit(42);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "ret";
@@ -180,6 +195,15 @@ int main(int argc, char **argv)
 		return 0;
 	} else if (!strcmp(mode, "handler")) {
 		signal(SIGSEGV, own);
+		do_ret();
+	} else if (!strcmp(mode, "handler-info")) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = own_info;
+		sa.sa_flags = SA_SIGINFO;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGSEGV, &sa, NULL);
 		do_ret();
 	} else {
 		fprintf(stderr, "run_cpfault: unknown mode %s\n", mode);

@@ -15,8 +15,12 @@
  * Modes: plain, jit (fake_cp copied into an anonymous executable mapping),
  * stack (run on a stack of its own), thread, fork (in a child, whose status
  * the parent prints), own-handler (the program's
- * SIGSEGV handler, installed after the library's), kill (SIGSEGV sent by
- * kill), null (a NULL dereference).
+ * SIGSEGV handler, installed after the library's with signal()),
+ * own-siginfo (the same with sigaction(), SA_SIGINFO | SA_RESETHAND: what
+ * it reads back before and inside its handler, the siginfo it gets),
+ * own-kill (that handler and a SIGSEGV sent by kill), own-dfl (a handler
+ * set, then SIG_DFL again), kill (SIGSEGV sent by kill), null (a NULL
+ * dereference).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -100,6 +104,22 @@ static void own(int sig)
 	_exit(42);
 }
 
+static void own_info(int sig, siginfo_t *info, void *ctx)
+{
+	struct sigaction q;
+	char m[64];
+	int n;
+
+	(void)sig;
+	(void)ctx;
+	sigaction(SIGSEGV, NULL, &q);
+	n = snprintf(m, sizeof(m), "own si_code=%d dfl=%d\n", info->si_code,
+		     q.sa_handler == SIG_DFL);
+	if (write(1, m, (size_t)n) < 0)
+		_exit(1);
+	_exit(42);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "plain";
@@ -149,6 +169,30 @@ int main(int argc, char **argv)
 		return 0;
 	} else if (!strcmp(mode, "own-handler")) {
 		signal(SIGSEGV, own);
+		fake();
+	} else if (!strcmp(mode, "own-siginfo")) {
+		struct sigaction sa, q;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = own_info;
+		sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGSEGV, &sa, NULL);
+		sigaction(SIGSEGV, NULL, &q);
+		printf("reads back own=%d siginfo=%d\n", q.sa_sigaction == own_info,
+		       !!(q.sa_flags & SA_SIGINFO));
+		fake();
+	} else if (!strcmp(mode, "own-kill")) {
+		signal(SIGSEGV, own);
+		kill(getpid(), SIGSEGV);
+		sleep(1);
+		puts("survived");
+	} else if (!strcmp(mode, "own-dfl")) {
+		void (*was)(int);
+
+		signal(SIGSEGV, own);
+		was = signal(SIGSEGV, SIG_DFL);
+		printf("signal() gave back own=%d\n", was == own);
 		fake();
 	} else if (!strcmp(mode, "kill")) {
 		kill(getpid(), SIGSEGV);
