@@ -61,7 +61,7 @@ static const struct cetctl_column audit_columns[] = {
 	[COL_MARKING]  = { "MARKING", 9, 0, SCOLS_JSON_ARRAY_STRING, "CET marking of the executable (? unknown)" },
 	[COL_VERDICT]  = { "VERDICT", 40, CETCTL_FL_SENTENCE, SCOLS_JSON_STRING, "what the combination means" },
 	[COL_UNIT]     = { "UNIT", 16, 0, SCOLS_JSON_STRING, "systemd unit of the process, from its cgroup (empty: none)" },
-	[COL_WHY_OFF]  = { "WHY-OFF", 12, 0, SCOLS_JSON_STRING, "why it runs without a shadow stack: no-support, glibc-without-cet, tunable-off, unmarked, not-requested, unknown" },
+	[COL_WHY_OFF]  = { "WHY-OFF", 12, 0, SCOLS_JSON_STRING, "why it runs without a shadow stack: no-support, glibc-without-cet, tunable-off, unmarked, not-requested, kernel-policy, unknown" },
 	[COL_WHY_OBJECT] = { "WHY-OBJECT", 20, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "the object WHY-OFF names (the first unmarked one in the loader's order, or the glibc loader)" },
 };
 #define NCOLS (sizeof(audit_columns) / sizeof(audit_columns[0]))
@@ -845,7 +845,7 @@ struct audit_scan {
 	pid_t *pids;			/* of the /proc listing, sorted */
 	size_t npids;
 	bool ss_is_x86;
-	unsigned int lacks;		/* cet_sysinfo_lacks(), for WHY-OFF */
+	struct proc_why_system why_sys;	/* the system's facts, for WHY-OFF */
 	struct cet_marking_cache *cache;
 	struct cetctl_table *t;
 	struct audit_counts counts;
@@ -856,6 +856,13 @@ struct audit_scan {
  * Plan the scan: list the processes, and learn what the kernel and /proc
  * let this user see. Returns CETCTL_OUTPUT_CONTINUE or the exit status.
  */
+/* Whether the output needs WHY-OFF's judgement (the verdict says it too). */
+static bool audit_why_wanted(const struct cetctl_table *t)
+{
+	return cetctl_table_has(t, COL_VERDICT) || cetctl_table_has(t, COL_WHY_OFF) ||
+	       cetctl_table_has(t, COL_WHY_OBJECT);
+}
+
 static int audit_plan(struct audit_scan *s, const struct audit_opts *o)
 {
 	struct cet_sysinfo si;
@@ -879,11 +886,16 @@ static int audit_plan(struct audit_scan *s, const struct audit_opts *o)
 	s->ss_is_x86 = cet_ss_is_x86_shstk(s->root, machine, sizeof(machine));
 	s->counts.kernel_support = cet_sysinfo_read_support(s->root, &si) == 0 ?
 				   si.status_lines : CET_UNKNOWN;
-	s->lacks = s->counts.kernel_support == CET_UNKNOWN ? 0 : cet_sysinfo_lacks(&si);
 	s->cache = cet_marking_cache_new();
 	s->t = cetctl_table_new(audit_columns, o->ids, o->nids, &o->oa.topts);
 	if (!s->t || !s->cache)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
+	if (s->counts.kernel_support != CET_UNKNOWN) {
+		/* the legacy-ELF policy (kernel config, command line): only for WHY-OFF */
+		if (audit_why_wanted(s->t))
+			cet_sysinfo_read_policy(s->root, &si);
+		proc_why_system_from(&si, &s->why_sys);
+	}
 	return CETCTL_OUTPUT_CONTINUE;
 }
 
@@ -982,9 +994,8 @@ static void audit_one(struct audit_scan *s, pid_t pid)
 	else if (pc.kthread || pc.zombie || pc.vanished)
 		count_skipped(s, &pc);
 	else {
-		if (cetctl_table_has(s->t, COL_VERDICT) || cetctl_table_has(s->t, COL_WHY_OFF) ||
-		    cetctl_table_has(s->t, COL_WHY_OBJECT))
-			proc_why_off_read(s->root, &pc, s->lacks, s->cache);
+		if (audit_why_wanted(s->t))
+			proc_why_off_read(s->root, &pc, &s->why_sys, s->cache);
 		judge(s, &pc);
 	}
 	proc_cet_free(&pc);

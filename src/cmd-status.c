@@ -52,7 +52,7 @@ static const struct cetctl_column status_columns[] = {
 	[COL_UNMARKED] = { "UNMARKED", 20, SCOLS_FL_WRAP, SCOLS_JSON_ARRAY_STRING, "mapped objects not marked for shadow stacks" },
 	[COL_VERDICT]  = { "VERDICT", 40, CETCTL_FL_SENTENCE, SCOLS_JSON_STRING, "what the combination means" },
 	[COL_SSP]      = { "SSP", 14, SCOLS_FL_RIGHT, SCOLS_JSON_STRING, "shadow-stack pointer, read with ptrace (stops the thread briefly)", CETCTL_JSON_CHILD },
-	[COL_WHY_OFF]  = { "WHY-OFF", 12, 0, SCOLS_JSON_STRING, "why it runs without a shadow stack: no-support, glibc-without-cet, tunable-off, unmarked, not-requested, unknown" },
+	[COL_WHY_OFF]  = { "WHY-OFF", 12, 0, SCOLS_JSON_STRING, "why it runs without a shadow stack: no-support, glibc-without-cet, tunable-off, unmarked, not-requested, kernel-policy, unknown" },
 	[COL_WHY_OBJECT] = { "WHY-OBJECT", 20, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "the object WHY-OFF names (the first unmarked one in the loader's order, or the glibc loader)" },
 };
 #define NCOLS (sizeof(status_columns) / sizeof(status_columns[0]))
@@ -63,7 +63,7 @@ struct status_ctl {
 	bool ss_is_x86;
 	bool json;
 	const char *root;
-	unsigned int lacks;		/* cet_sysinfo_lacks() of the system */
+	struct proc_why_system why_sys;	/* the system's facts for WHY-OFF */
 };
 
 static void usage(void)
@@ -376,7 +376,7 @@ static bool status_one(struct status_ctl *ctl, pid_t pid)
 		ok = false;
 	}
 	if (status_why(ctl->t))
-		proc_why_off_read(ctl->root, &pc, ctl->lacks, ctl->cache);
+		proc_why_off_read(ctl->root, &pc, &ctl->why_sys, ctl->cache);
 	if (!fill_process(ctl, &pc))
 		ok = false;
 	proc_cet_free(&pc);
@@ -392,6 +392,7 @@ int cmd_status(int argc, char **argv)
 					 .topts.json_children = "tasks", .topts.json_errors = true };
 	struct status_ctl ctl = { 0 };
 	struct cet_sysinfo si;
+	bool have_si;
 	bool all_ok = true;
 	char machine[64];
 	pid_t *pids;
@@ -435,12 +436,16 @@ int cmd_status(int argc, char **argv)
 		cetctl_why_off_json_columns(ids, &nids, CETCTL_MAX_COLUMNS, COL_VERDICT,
 					    COL_WHY_OFF, COL_WHY_OBJECT);
 	ctl.ss_is_x86 = cet_ss_is_x86_shstk(ctl.root, machine, sizeof(machine));
-	if (cet_sysinfo_read_support(ctl.root, &si) == 0)
-		ctl.lacks = cet_sysinfo_lacks(&si);
+	have_si = cet_sysinfo_read_support(ctl.root, &si) == 0;
 	ctl.cache = cet_marking_cache_new();
 	ctl.t = cetctl_table_new(status_columns, ids, nids, &oa.topts);
 	if (!ctl.t)
 		err(CETCTL_EXIT_FAILURE, "failed to allocate output table");
+	/* the legacy-ELF policy (kernel config, command line): only for WHY-OFF */
+	if (have_si && status_why(ctl.t))
+		cet_sysinfo_read_policy(ctl.root, &si);
+	if (have_si)
+		proc_why_system_from(&si, &ctl.why_sys);
 	/* JSON arrays: libsmartcols splits a cell at '\n' only through the
 	 * newline wrap functions. */
 	for (size_t k = 0; k < nids; k++)

@@ -101,11 +101,20 @@ static void gather(int dfd, const struct proc_cet *pc, struct cet_marking_cache 
 	}
 }
 
-int proc_why_off_read(const char *root, struct proc_cet *pc, unsigned int lacks,
+void proc_why_system_from(const struct cet_sysinfo *si, struct proc_why_system *sys)
+{
+	const char *why;
+
+	sys->lacks = cet_sysinfo_lacks(si);
+	sys->kernel_blocks_marked = strcmp(cet_sysinfo_legacy_policy(si, &why), "block") == 0;
+}
+
+int proc_why_off_read(const char *root, struct proc_cet *pc, const struct proc_why_system *sys,
 		      struct cet_marking_cache *cache)
 {
-	struct why_off_facts f = { .lacks = lacks, .loader = "", .loader_version = "",
-				   .loader_marking = -ENOENT };
+	unsigned int lacks = sys->lacks;
+	struct why_off_facts f = { .lacks = lacks, .kernel_blocks_marked = sys->kernel_blocks_marked,
+				   .loader = "", .loader_version = "", .loader_marking = -ENOENT };
 	struct cet_object_facts *facts = NULL;
 	struct why_obj *objs = NULL;
 	size_t *order = NULL, n = 0, i;

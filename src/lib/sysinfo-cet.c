@@ -349,7 +349,6 @@ int cet_sysinfo_read_support(const char *root, struct cet_sysinfo *si)
 
 int cet_sysinfo_read(const char *root, struct cet_sysinfo *si)
 {
-	char path[PATH_MAX], *text;
 	int rc;
 
 	rc = cet_sysinfo_read_support(root, si);
@@ -360,6 +359,14 @@ int cet_sysinfo_read(const char *root, struct cet_sysinfo *si)
 	 * asked for (tests/host/status-reads.bats) */
 	si->glibc_cet = cet_glibc_cet_built();
 	si->glibc_can_enable = cet_glibc_manages_shstk(si->glibc_version) && si->glibc_cet == CET_YES;
+	return cet_sysinfo_read_policy(root, si);
+}
+
+int cet_sysinfo_read_policy(const char *root, struct cet_sysinfo *si)
+{
+	char path[PATH_MAX], *text;
+	int rc;
+
 	read_kconfig(root, si);
 	rc = cet_proc_path(path, sizeof(path), root, "cmdline");
 	if (rc)

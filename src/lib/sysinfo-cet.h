@@ -60,6 +60,11 @@ int cet_sysinfo_read(const char *root, struct cet_sysinfo *si);
  * (`cetctl run` on every start-up).
  */
 int cet_sysinfo_read_support(const char *root, struct cet_sysinfo *si);
+/*
+ * Add to @si what cet_sysinfo_legacy_policy() needs: the kernel
+ * configuration and the command line (cet_sysinfo_read() does it too).
+ */
+int cet_sysinfo_read_policy(const char *root, struct cet_sysinfo *si);
 
 /* What keeps user shadow stacks from running right now (bits; 0: nothing). */
 #define CET_LACKS_KERNEL	(1U << 0)	/* no x86_Thread_features status lines */

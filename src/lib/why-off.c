@@ -304,6 +304,14 @@ void why_off_decide(const struct why_off_facts *f, struct why_off *out)
 		    "unless the distribution built it to by default");
 		return;
 	}
+	/* asked, the program marked: glibc's request, refused by the kernel */
+	if (f->kernel_blocks_marked) {
+		set(out, WHY_OFF_KERNEL_POLICY, NULL,
+		    "the kernel's legacy-ELF policy (block) refuses the shadow-stack interface to "
+		    "programs marked SHSTK or IBT, so glibc's request failed (boot parameter "
+		    "shstk_legacy_elf=allow lets it through)");
+		return;
+	}
 	/* asked, all start-up objects marked: only a permissive dlopen turns it off */
 	if (t->x86_shstk == GLIBC_SHSTK_PERMISSIVE &&
 	    (obj = first_unmarked(f, f->nstartup, f->nobjs)) != NULL) {
@@ -325,6 +333,7 @@ const char *why_off_name(enum why_off_reason r)
 	case WHY_OFF_TUNABLE_OFF:	return "tunable-off";
 	case WHY_OFF_UNMARKED:		return "unmarked";
 	case WHY_OFF_NOT_REQUESTED:	return "not-requested";
+	case WHY_OFF_KERNEL_POLICY:	return "kernel-policy";
 	case WHY_OFF_UNKNOWN:		return "unknown";
 	case WHY_OFF_NONE:		break;
 	}

@@ -34,6 +34,7 @@ enum why_off_reason {
 	WHY_OFF_TUNABLE_OFF,	/* GLIBC_TUNABLES turned them off */
 	WHY_OFF_UNMARKED,	/* the program or a loaded object is not marked */
 	WHY_OFF_NOT_REQUESTED,	/* glibc could, all marked, nothing asked */
+	WHY_OFF_KERNEL_POLICY,	/* asked, all marked: the kernel refuses marked programs */
 	WHY_OFF_UNKNOWN,	/* what could be read does not explain it */
 };
 
@@ -88,6 +89,10 @@ size_t why_loader_order(const struct why_obj *objs, size_t n, size_t *order);
 /* The facts, gathered by the caller. */
 struct why_off_facts {
 	unsigned int lacks;		/* cet_sysinfo_lacks(): CET_LACKS_* bits */
+	/* the kernel's legacy-ELF policy (our series; mainline has none)
+	 * refuses the shadow-stack interface to SHSTK- or IBT-marked programs:
+	 * cet_sysinfo_legacy_policy() said "block" */
+	bool kernel_blocks_marked;
 	/* the process's loader (ld.so): "" when none is mapped */
 	const char *loader;
 	const char *loader_version;	/* glibc release it says it is, "" unknown */

@@ -113,6 +113,9 @@ glibc_can_enable() {
 	start glibc.cpu.hwcaps=SHSTK $WHY/why-marked
 	[[ $(features "$pid") != *shstk* ]] ||
 		fail "a marked program got a shadow stack under the block policy: $(grep ^x86 "/proc/$pid/status")"
+	# and cetctl says why
+	run -0 why "$pid"
+	[[ $output == "kernel-policy " ]] || fail "'$output', expected 'kernel-policy '"
 }
 
 @test "glibc-cet: an unmarked library: cetctl names the first in the loader's order, not the lowest" {

@@ -140,6 +140,35 @@ verdict() {
 	[ "$output" = "no-support" ]
 }
 
+@test "why-off: our kernel's legacy-ELF policy (block) refused a marked program: kernel-policy" {
+	# the recording's kernel lets marked programs have one (the glibc-cet boot
+	# has shstk_legacy_elf=allow); the `on` process with its shadow stack gone,
+	# asked for and every object marked: unknown under allow, the kernel's
+	# policy under block (glibc's request fails: the interface says EINVAL)
+	local pid d
+	pid=$(pid_of on)
+	for d in "$TREE/$pid" "$TREE/$pid"/task/*; do
+		sed -i 's/^\(x86_Thread_features\(_locked\)\?:\).*/\1\t/' "$d/status"
+	done
+	grep -q 'shstk_legacy_elf=allow' "$TREE/cmdline"
+	run why on
+	[ "$output" = "unknown " ]
+	sed -i 's/shstk_legacy_elf=allow/shstk_legacy_elf=block/' "$TREE/cmdline"
+	run why on
+	[ "$output" = "kernel-policy " ]
+	run why on audit
+	[ "$output" = "kernel-policy " ]
+	[[ "$(verdict on)" == *"legacy-ELF policy"*"shstk_legacy_elf=allow"* ]]
+	# not asked: that stays the reason, the kernel never saw a request
+	run why plain
+	[ "$output" = "not-requested " ]
+	# mainline has no such policy (its config does not know ALLOW_BROKEN)
+	zcat "$TREE/config.gz" | grep -v ALLOW_BROKEN | gzip > "$TREE/config.gz.new"
+	mv "$TREE/config.gz.new" "$TREE/config.gz"
+	run why on
+	[ "$output" = "unknown " ]
+}
+
 @test "why-off: an unreadable environment is not taken for 'nothing asked'" {
 	rm "$TREE/$(pid_of plain)/environ"
 	run why plain

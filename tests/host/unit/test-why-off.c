@@ -225,6 +225,21 @@ static void test_decide(void)
 	f = facts(order, n, "glibc.cpu.hwcaps=SHSTK");
 	why_off_decide(&f, &w);
 	CHECK(w.reason == WHY_OFF_UNKNOWN);
+	/* ... unless our kernel's legacy-ELF policy refused the marked program */
+	f.kernel_blocks_marked = true;
+	why_off_decide(&f, &w);
+	CHECK(w.reason == WHY_OFF_KERNEL_POLICY && strstr(w.detail, "shstk_legacy_elf=allow"));
+	CHECK(strcmp(why_off_name(w.reason), "kernel-policy") == 0);
+	/* ... which comes before a permissive dlopen: it never was on */
+	f = facts(order, n, "glibc.cpu.hwcaps=SHSTK:glibc.cpu.x86_shstk=permissive");
+	f.kernel_blocks_marked = true;
+	why_off_decide(&f, &w);
+	CHECK(w.reason == WHY_OFF_KERNEL_POLICY);
+	/* not asked: the kernel saw no request */
+	f = facts(order, n, NULL);
+	f.kernel_blocks_marked = true;
+	why_off_decide(&f, &w);
+	CHECK(w.reason == WHY_OFF_NOT_REQUESTED);
 	CHECK(why_off_name(WHY_OFF_NONE) == NULL);
 	memcpy(objs, saved, sizeof(saved));
 }
