@@ -211,15 +211,25 @@ struct run_ctx {
 static int start_failed(const struct launch_result *r, void *arg)
 {
 	const struct run_ctx *c = arg;
-	char feat[64], lock[64], ibuf[PATH_MAX], nbuf[NAME_SHOWN];
+	char feat[64], lock[64], ibuf[PATH_MAX], nbuf[NAME_SHOWN], nr[160];
 	const char *path = run_shown(c->path, nbuf);
 	/* The glibc method verifies at the entry point: the loader and the
 	 * program's start-up code (IFUNC resolvers, preinit functions, its
-	 * libraries' constructors) have run by then; its main has not. */
-	const char *not_run = c->p.launch.at_entry ?
-		"its start-up code ran (loader, constructors), its entry point did not" :
-		"program not run";
+	 * libraries' constructors) have run by then; its main has not. What
+	 * that code forked meanwhile was killed. */
+	const char *not_run = "program not run";
 	int err = -r->err;
+
+	if (r->startup_ran) {
+		int n = snprintf(nr, sizeof(nr), "its start-up code ran (loader, constructors), "
+				 "its entry point did not");
+
+		if (r->forks_killed > 0 && n > 0 && (size_t)n < sizeof(nr))
+			snprintf(nr + n, sizeof(nr) - (size_t)n, "; the %d process%s it forked "
+				 "meanwhile %s killed", r->forks_killed,
+				 r->forks_killed == 1 ? "" : "es", r->forks_killed == 1 ? "was" : "were");
+		not_run = nr;
+	}
 
 	switch (r->stage) {
 	case LAUNCH_DIED:
@@ -229,9 +239,9 @@ static int start_failed(const struct launch_result *r, void *arg)
 		return err == ENOENT ? CETCTL_EXIT_NOT_FOUND : CETCTL_EXIT_CANNOT_EXEC;
 	case LAUNCH_SPAWN:
 	case LAUNCH_TRACE:
-		run_say("cannot trace the start-up of %s: %s: %s (%s)%s; program not run", path,
+		run_say("cannot trace the start-up of %s: %s: %s (%s)%s; %s", path,
 			r->what ? r->what : launch_stage_str(r->stage), strerror(err), errname(err),
-			err == EPERM ? eperm_hint(ibuf, sizeof(ibuf)) : "");
+			err == EPERM ? eperm_hint(ibuf, sizeof(ibuf)) : "", not_run);
 		return CETCTL_EXIT_RUN_FAILED;
 	case LAUNCH_TRACER:
 		run_say("the start-up tracer of %s went away before the exec; program not run", path);
@@ -275,7 +285,7 @@ static int start_failed(const struct launch_result *r, void *arg)
 	case LAUNCH_OK:
 		break;
 	}
-	run_say("start-up of %s failed; program not run", path);
+	run_say("start-up of %s failed; %s", path, not_run);
 	return CETCTL_EXIT_RUN_FAILED;
 }
 

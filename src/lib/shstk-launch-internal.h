@@ -70,6 +70,8 @@
 #include "shstk-launch.h"
 
 #define MAX_PENDING	32
+/* processes the program may fork before its entry point (glibc method) */
+#define MAX_FORKS	64
 #define USER_CS_64	0x33	/* __USER_CS: 64-bit mode (x86-64 and x32) */
 #define INSN_SYSCALL	0x050fUL	/* 0f 05, little endian */
 
@@ -155,6 +157,10 @@ struct launch {
 	struct injected calls[2];	/* the calls to inject, in order */
 	int ncalls, call;	/* how many; the one under way */
 	unsigned long long kernel_pending;	/* SigPnd|ShdPnd at the last check */
+	/* pidfds of the processes it forked before its entry point (the
+	 * loader's phase): killed when the start-up fails */
+	int forks[MAX_FORKS];
+	int nforks;
 	struct launch_result *res;
 };
 
@@ -204,6 +210,14 @@ int launch_unpoke(struct launch *l);
 int launch_restore(struct launch *l);
 void launch_stop_program(struct launch *l, int code);
 bool launch_killed(struct launch *l);
+
+/* shstk-launch-forks.c: at the exit stop of a fork in the loader's phase,
+ * hold the child (@rval: what the call returned) by a pidfd; 0, or -1 with
+ * the result filled (it was killed). Kill the held ones (a failed start-up,
+ * counted in res->forks_killed), or let them go (a verified one). */
+int launch_hold_fork(struct launch *l, long long rval);
+void launch_kill_forks(struct launch *l);
+void launch_release_forks(struct launch *l);
 
 /* ---- shstk-launch-event.c: the program's events ---- */
 int launch_wait_tracee(pid_t pid, int *status);

@@ -227,6 +227,7 @@ static enum tstate start_loader(struct launch *l)
 	}
 	if (launch_poke_at(l, l->entry, INSN_SYSCALL) < 0)
 		return TS_FAILED;
+	l->res->startup_ran = true;	/* the loader runs the program's code now */
 	launch_fault_point("loader", l->pid);
 	return resume(l, PTRACE_SYSCALL, 0, false) < 0 ? TS_FAILED : TS_LOADER;
 }
@@ -353,8 +354,10 @@ static enum tstate loader_syscall(struct launch *l)
 		return TS_FAILED;
 	}
 	if (!l->poked) {
-		/* the exit stop of a fork: the marker back */
-		if (info.op == PTRACE_SYSCALL_INFO_EXIT && launch_poke_at(l, l->entry, INSN_SYSCALL) < 0)
+		/* the exit stop of a fork: the child held, the marker back */
+		if (info.op == PTRACE_SYSCALL_INFO_EXIT &&
+		    ((!info.exit.is_error && launch_hold_fork(l, info.exit.rval) < 0) ||
+		     launch_poke_at(l, l->entry, INSN_SYSCALL) < 0))
 			return TS_FAILED;
 	} else if (!launch_poke_intact(l, INSN_SYSCALL)) {
 		launch_fail(l, LAUNCH_TRACE, -EPROTO,
@@ -505,6 +508,7 @@ static void release(struct launch *l)
 		kill(l->pid, l->pending[i]);
 	if (launch_pt(PTRACE_DETACH, l->pid, 0, l->npending ? (unsigned long)l->pending[0] : 0) < 0) {
 		launch_fail(l, LAUNCH_TRACE, -errno, "PTRACE_DETACH");
+		launch_kill_forks(l);
 		if (launch_killed(l))
 			return;	/* killed meanwhile */
 		launch_stop_program(l, l->report(l->res, l->arg));
@@ -513,13 +517,18 @@ static void release(struct launch *l)
 		 * first instruction (or a stop on its way) */
 		launch_fail(l, LAUNCH_TRACE, -EPROTO,
 		     "PTRACE_DETACH answered, but /proc/PID/status still names the tracer");
+		launch_kill_forks(l);
 		launch_stop_program(l, l->report(l->res, l->arg));
+	} else {
+		launch_release_forks(l);	/* verified: they run on */
 	}
 }
 
 /* TS_FAILED: one line, and the program never runs. */
 static void fail_closed(struct launch *l)
 {
+	/* what it forked in the loader's phase dies first (said in the line) */
+	launch_kill_forks(l);
 	/* Killed meanwhile (SIGKILL needs no stop; its /proc files go first,
 	 * then ptrace says ESRCH): its death is the whole story. */
 	if (l->pid > 0 && launch_killed(l))

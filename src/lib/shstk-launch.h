@@ -79,6 +79,10 @@ struct launch_result {
 	unsigned long got_enabled, got_locked;	/* LAUNCH_VERIFY: what the kernel said */
 	unsigned long entry;	/* the entry point */
 	int signals_forwarded;	/* signals that arrived during start-up */
+	/* the glibc method: the program's start-up code (loader, IFUNC
+	 * resolvers, constructors) ran before the failure */
+	bool startup_ran;
+	int forks_killed;	/* processes it forked meanwhile, killed */
 };
 
 /*
