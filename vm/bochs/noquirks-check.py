@@ -20,7 +20,7 @@ import sys
 
 # the tests' names, as far as their TAP lines need to be told apart
 TESTS = ('YMM registers survive', 'shadow-stack state survives',
-         "thread's shadow-stack state")
+         "a thread's shadow-stack state")
 SUITE = 'bochs-quirks: '
 STRESS = re.compile(r'\[FAIL\]|\[STRESS\]|\[PASS\]')
 STRESS_MAX = 20
