@@ -134,7 +134,7 @@ static void close_stdout(void)
 		prev_fail = true;
 	}
 	saved = errno;
-	/* an earlier write of ours failed (table.c, jsonwrt.c): its reason */
+	/* an earlier write of ours failed (table-text.c, jsonwrt.c): its reason */
 	if (prev_fail && !saved && !stdout_was_closed)
 		saved = outbuf_write_errno();
 	/* nothing left to flush, so the close succeeded: the reason is known */

@@ -2,7 +2,7 @@
 /*
  * An output buffer of our own, written with one fwrite when it fills and
  * when the caller flushes: cheaper than stdio's call per piece. The text
- * tables (table.c) and the JSON writer (jsonwrt.c) both write through it.
+ * tables (table-text.c) and the JSON writer (jsonwrt.c) both write through it.
  */
 #ifndef CETCTL_OUTBUF_H
 #define CETCTL_OUTBUF_H

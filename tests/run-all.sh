@@ -342,7 +342,7 @@ run_kselftest() {
 		--timeout "$tmo" --append "cetctl.timeout=$tmo")
 	key=$(kselftest_key)
 	if [ "${CETCTL_KSELFTEST_LIVE:-0}" != 1 ] && [ -f "$recorded" ] &&
-	   [ "$(sed -n 's/^# key: //p' "$recorded")" = "$key" ]; then
+	   [ "$(python3 vm/kselftest-compare.py --key "$recorded")" = "$key" ]; then
 		log "kselftest tier: unpatched 6.1 from $recorded (key $key)"
 		cp "$recorded" "$blog"
 	else
@@ -356,9 +356,9 @@ run_kselftest() {
 		bash vm/run-qemu.sh "$base" "$kinitrd" --log "$blog" --tier kselftest-base --no-parse "${common[@]}" \
 			>"$artifacts/kselftest-base.out" 2>&1 || broken+=("kselftest: the unpatched 6.1 boot did not finish (see $blog)")
 		if [ "${CETCTL_KSELFTEST_RECORD:-0}" = 1 ]; then
-			{ echo "# key: $key"
-			  echo "# unpatched linux-source-6.1 $(dpkg-query -W -f='${Version}' linux-source-6.1), vm/kernel.config, recorded by tests/run-all.sh kselftest with CETCTL_KSELFTEST_RECORD=1 on $(date -u +%F)"
-			  grep -a -E '(^|# )KSFT' "$blog" | sed 's/^# //'; } >"$recorded"
+			python3 vm/kselftest-compare.py --record "$key" \
+				"unpatched linux-source-6.1 $(dpkg-query -W -f='${Version}' linux-source-6.1), vm/kernel.config, recorded by tests/run-all.sh kselftest with CETCTL_KSELFTEST_RECORD=1 on $(date -u +%F)" \
+				"$blog" >"$recorded"
 			log "kselftest tier: recorded $recorded"
 		fi
 	fi

@@ -18,6 +18,15 @@ exit 0 when all hold, 1 when one does not, 2 on a usage error.
 
 A transcript is a sequence of blocks: a line "$ COMMAND", the command's output, and a
 last line "[exit N]". A check names the command exactly, or by a prefix ending in '*'.
+
+vm/demo-check.py show bochs|qemu CONSOLE_LOG TRANSCRIPT — what vm/demo.sh runs after a
+guest's boot: takes the transcript out of the console log (the lines from the one holding
+CETCTL-DEMO-BEGIN through the one holding CETCTL-DEMO-END, without carriage returns, the
+marker lines and the kernel's "[ time ]" lines), saves it to TRANSCRIPT and prints it on
+stdout, then checks it as above and says on stderr how many checks held or which did not.
+Exit 0 when all hold; 1 when one does not, when the console log has no CETCTL-DEMO-END
+(the guest did not finish the demo; TRANSCRIPT is then left alone), or when TRANSCRIPT
+cannot be written.
 """
 import re
 import sys
@@ -106,12 +115,87 @@ def bochs_checks(t):
     yield ("elf --deps: grep's closure is not shadow-stack ready", t.has(e, r'^/usr/bin/grep .* no: '))
 
 
+def check(mode, text):
+    """One (what, ok) per check of the transcript TEXT, for MODE bochs or qemu."""
+    t = Transcript(text.split('\n'))
+    return list(bochs_checks(t) if mode == 'bochs' else qemu_checks(t))
+
+
+MARK = b'CETCTL-DEMO-'
+KERNEL_LINE = re.compile(rb'^\[ *[0-9.]*\] ')
+
+
+def transcript(raw):
+    """The demo's lines out of a console log (bytes in, bytes out, each line ending in a
+    newline): from a line holding CETCTL-DEMO-BEGIN through the next line holding
+    CETCTL-DEMO-END (again for a later BEGIN), without carriage returns, without lines
+    that start with CETCTL-DEMO- and without the kernel's "[ time ] " lines, which the
+    console interleaves; None when no line holds CETCTL-DEMO-END."""
+    lines = raw.split(b'\n')
+    if lines and lines[-1] == b'':
+        lines.pop()
+    if not any(MARK + b'END' in line for line in lines):
+        return None
+    out, on = [], False
+    for line in lines:
+        if not on:
+            on = MARK + b'BEGIN' in line
+            if not on:
+                continue
+        elif MARK + b'END' in line:
+            on = False
+        line = line.replace(b'\r', b'')
+        if line.startswith(MARK) or KERNEL_LINE.match(line):
+            continue
+        out.append(line + b'\n')
+    return b''.join(out)
+
+
+def show(mode, console, saved):
+    """vm/demo.sh's step after a boot: see the module's doc string."""
+    try:
+        with open(console, 'rb') as fh:
+            raw = fh.read()
+    except OSError:
+        raw = b''
+    text = transcript(raw)
+    if text is None:
+        print(f"demo: the guest did not finish the demo; console log: {console}",
+              file=sys.stderr)
+        return 1
+    try:
+        with open(saved, 'wb') as fh:
+            fh.write(text)
+    except OSError as e:
+        # shown all the same, but a demo whose transcript is not kept did not pass
+        print(f"demo-check: cannot write {saved}: {e.strerror}", file=sys.stderr)
+        saved = None
+    sys.stdout.buffer.write(text)
+    sys.stdout.flush()
+    if saved is None:
+        return 1
+    results = check(mode, text.decode('utf-8', 'replace'))
+    if all(ok for _, ok in results):
+        print(f"\ndemo: {mode}: all {len(results)} checks of what the demo shows passed "
+              "(vm/demo-check.py)", file=sys.stderr)
+        return 0
+    for what, ok in results:
+        if not ok:
+            print(f"demo-check: FAILED: {what}", file=sys.stderr)
+    print(f"demo: {mode}: the guest did NOT show what the demo claims (transcript {saved})",
+          file=sys.stderr)
+    return 1
+
+
 def main(argv):
     if len(argv) == 1 and argv[0] in ('-h', '--help'):
         print(__doc__)
         return 0
+    if len(argv) == 4 and argv[0] == 'show' and argv[1] in ('bochs', 'qemu'):
+        return show(argv[1], argv[2], argv[3])
     if len(argv) != 2 or argv[0] not in ('bochs', 'qemu'):
-        print("usage: vm/demo-check.py bochs|qemu TRANSCRIPT", file=sys.stderr)
+        print("usage: vm/demo-check.py bochs|qemu TRANSCRIPT\n"
+              "       vm/demo-check.py show bochs|qemu CONSOLE_LOG TRANSCRIPT", file=sys.stderr)
         return 2
     try:
         with open(argv[1], 'rb') as fh:
@@ -119,9 +203,8 @@ def main(argv):
     except OSError as e:
         print(f"demo-check: cannot read {argv[1]}: {e.strerror}", file=sys.stderr)
         return 2
-    t = Transcript(text.split('\n'))
     failed = 0
-    for what, ok in (bochs_checks(t) if argv[0] == 'bochs' else qemu_checks(t)):
+    for what, ok in check(argv[0], text):
         print(f"demo-check: {'ok' if ok else 'FAILED'}: {what}")
         failed |= not ok
     return 1 if failed else 0

@@ -112,35 +112,13 @@ initrd=$(bash vm/mkinitramfs.sh --demo "$build" | tail -n 1)
 art=$build/artifacts
 mkdir -p "$art"
 
-# show_demo LOG OUT: print the guest's demo output and save it to OUT, or say why there is none
-show_demo() {
-	if grep -qa CETCTL-DEMO-END "$1"; then
-		sed -n '/CETCTL-DEMO-BEGIN/,/CETCTL-DEMO-END/p' "$1" | tr -d '\r' |
-			grep -av -e '^CETCTL-DEMO-' -e '^\[ *[0-9.]*\] ' | tee "$2"
-	else
-		echo "demo: the guest did not finish the demo; console log: $1" >&2
-		return 1
-	fi
-}
-# judge TIER TRANSCRIPT: vm/demo-check.py; print the failed checks and a summary
-judge() {
-	local out n
-	if out=$(python3 vm/demo-check.py "$1" "$2"); then
-		n=$(grep -c ': ok: ' <<<"$out")
-		printf '\ndemo: %s: all %d checks of what the demo shows passed (vm/demo-check.py)\n' "$1" "$n" >&2
-	else
-		grep -v ': ok: ' <<<"$out" >&2
-		echo "demo: $1: the guest did NOT show what the demo claims (transcript $2)" >&2
-		return 1
-	fi
-}
-
 rc=0
 mode=brief
-# show_and_judge TIER LOG: print the guest's demo transcript and check its claims
-# (vm/demo-check.py); non-zero when the transcript is missing or a claim fails
+# show_and_judge TIER LOG: print the guest's demo transcript, saved as
+# $art/demo-TIER.txt, and check its claims (vm/demo-check.py show); non-zero when the
+# transcript is missing or a claim fails
 show_and_judge() {
-	show_demo "$2" "$art/demo-$1.txt" && judge "$1" "$art/demo-$1.txt"
+	python3 vm/demo-check.py show "$1" "$2" "$art/demo-$1.txt"
 }
 
 ((qemu_only)) && mode=full

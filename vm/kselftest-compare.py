@@ -15,6 +15,17 @@ prints one table row per test. Verdict per test:
 The last line is "kselftest: N passed, N failed, N skipped" (passed = same or better
 with ours passing, failed = regressions, skipped = both not passing, e.g. a test that
 needs hardware QEMU lacks). Exit 1 on any regression, or when a log has no KSFT-DONE.
+
+The unpatched side may come from a recorded baseline (tests/guest/kselftest-baseline-6.1.txt),
+which tests/run-all.sh writes and checks with these two:
+  vm/kselftest-compare.py --record KEY NOTE LOG
+        prints a baseline: "# key: KEY", "# NOTE", then the KSFT lines of the console LOG
+        (those holding "KSFT" at the start or after "# ", which bats puts before a
+        suite's output; that "# " at the start is dropped; bytes kept, CRs too);
+        exit 1 when LOG cannot be read (the two comment lines are printed all the same)
+  vm/kselftest-compare.py --key BASELINE
+        prints the KEY a baseline was recorded for (nothing when it has none), for the
+        caller to compare with the key of its inputs
 """
 import re
 import sys
@@ -35,7 +46,45 @@ def read(path):
     return res, secs, done
 
 
+KSFT_OUT = re.compile(rb'(^|# )KSFT')
+
+
+def record(key, note, log):
+    """The baseline's bytes: two comment lines, then LOG's KSFT lines (none when LOG
+    cannot be read: the error is said on stderr) and whether LOG was read."""
+    out = [b'# key: ' + key.encode(), b'# ' + note.encode()]
+    try:
+        with open(log, 'rb') as f:
+            lines = f.read().split(b'\n')
+    except OSError as e:
+        print(f"kselftest-compare: cannot read {log}: {e.strerror}", file=sys.stderr)
+        lines = None
+    if lines and lines[-1] == b'':
+        lines.pop()
+    for line in lines or []:
+        if KSFT_OUT.search(line):
+            out.append(line[2:] if line.startswith(b'# ') else line)
+    return b''.join(line + b'\n' for line in out), lines is not None
+
+
+def recorded_key(path):
+    """The "# key: " lines' values of a baseline (one, normally)."""
+    with open(path, 'rb') as f:
+        return [line[len(b'# key: '):] for line in f.read().split(b'\n')
+                if line.startswith(b'# key: ')]
+
+
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == '--record':
+        text, whole = record(*sys.argv[2:])
+        sys.stdout.buffer.write(text)
+        sys.exit(0 if whole else 1)
+    if len(sys.argv) == 3 and sys.argv[1] == '--key':
+        try:
+            sys.stdout.buffer.write(b''.join(k + b'\n' for k in recorded_key(sys.argv[2])))
+        except OSError as e:
+            sys.exit(f"kselftest-compare: cannot read {sys.argv[2]}: {e.strerror}")
+        return
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     base, base_secs, base_done = read(sys.argv[1])

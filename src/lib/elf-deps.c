@@ -2,6 +2,10 @@
 /*
  * DT_NEEDED closure of an ELF program, resolved like glibc's loader (see
  * elf-deps.h for the search order and its one simplification).
+ *
+ * This file: the context, the object table, the search and the closure;
+ * the dynamic section and ld.so.cache are parts of their own
+ * (elf-deps-internal.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,20 +21,9 @@
 
 #include "c.h"
 #include "elf-deps.h"
+#include "elf-deps-internal.h"
 
-#define DYN_READ_MAX	(1U << 20)
-#define STR_READ_MAX	4096U
-#define NEEDED_MAX	1024U
 #define CACHE_READ_MAX	(64U << 20)
-
-struct dyninfo {
-	char **needed;
-	size_t nneeded;
-	char *rpath;
-	char *runpath;
-	char *interp;
-	char *soname;
-};
 
 struct node {
 	struct elf_dep_obj obj;
@@ -38,36 +31,7 @@ struct node {
 	unsigned int seen;	/* closure generation that visited it */
 };
 
-struct cache_entry {
-	const char *key;
-	const char *value;
-	int32_t flags;
-};
-
-struct elf_deps_ctx {
-	char *sysroot;
-	/* ld.so.cache */
-	unsigned char *cache_buf;
-	struct cache_entry *cache;
-	size_t ncache;
-	/* objects by real path: open addressing, power-of-two size */
-	struct node **table;
-	size_t tsize, tcount;
-	unsigned int generation;
-};
-
 /* ---- small helpers ---------------------------------------------------- */
-
-static uint32_t le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t le64(const unsigned char *p)
-{
-	return le32(p) | (uint64_t)le32(p + 4) << 32;
-}
 
 static uint64_t hash_str(const char *s)
 {
@@ -78,7 +42,7 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-static int pread_full(int fd, void *buf, size_t len, uint64_t off)
+int elf_deps_pread_full(int fd, void *buf, size_t len, uint64_t off)
 {
 	size_t done = 0;
 
@@ -135,342 +99,6 @@ const char *elf_legacy_blocker(const char *path, char *buf, size_t size)
 	return info.kernel == ELF_KERNEL_BLOCKS ? buf : NULL;
 }
 
-/* ---- dynamic section ---------------------------------------------------- */
-
-static void dyninfo_free(struct dyninfo *d)
-{
-	for (size_t i = 0; i < d->nneeded; i++)
-		free(d->needed[i]);
-	free(d->needed);
-	free(d->rpath);
-	free(d->runpath);
-	free(d->interp);
-	free(d->soname);
-	memset(d, 0, sizeof(*d));
-}
-
-/* Read a NUL-terminated string at file offset @off (at most STR_READ_MAX). */
-static char *read_str(int fd, uint64_t off, uint64_t fsize)
-{
-	size_t len;
-	char *s;
-	ssize_t r;
-
-	if (off >= fsize)
-		return NULL;
-	len = fsize - off > STR_READ_MAX ? STR_READ_MAX : (size_t)(fsize - off);
-	s = malloc(len + 1);
-	if (!s)
-		return NULL;
-	r = pread(fd, s, len, (off_t)off);
-	if (r <= 0) {
-		free(s);
-		return NULL;
-	}
-	s[r] = '\0';
-	if (strlen(s) == (size_t)r && (size_t)r == STR_READ_MAX) {
-		free(s);	/* no terminator within the limit */
-		return NULL;
-	}
-	return s;
-}
-
-/* A DT_NEEDED name: printable, no control characters. */
-static bool sane_name(const char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
-			return false;
-	return true;
-}
-
-/* Map a virtual address to a file offset through the PT_LOAD segments. */
-static bool vaddr_to_off(Elf *e, size_t phnum, uint64_t vaddr, uint64_t *off)
-{
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < ph.p_filesz) {
-			*off = ph.p_offset + (vaddr - ph.p_vaddr);
-			return true;
-		}
-	}
-	return false;
-}
-
-/* The string offsets the dynamic section names (UINT64_MAX: absent). */
-struct dyn_tags {
-	uint64_t needed[NEEDED_MAX];
-	size_t nneeded;
-	uint64_t rpath, runpath, soname;
-	uint64_t strtab, strsz;
-	bool have_strtab;
-};
-
-static void scan_dynamic(const unsigned char *dyn, size_t dynlen, bool elf64,
-			 struct dyn_tags *t)
-{
-	*t = (struct dyn_tags){ .rpath = UINT64_MAX, .runpath = UINT64_MAX,
-				.soname = UINT64_MAX };
-	for (size_t o = 0, ent = elf64 ? 16 : 8; o + ent <= dynlen; o += ent) {
-		uint64_t tag = elf64 ? le64(dyn + o) : le32(dyn + o);
-		uint64_t val = elf64 ? le64(dyn + o + 8) : le32(dyn + o + 4);
-
-		if (tag == DT_NULL)
-			break;
-		switch (tag) {
-		case DT_NEEDED:
-			if (t->nneeded < NEEDED_MAX)
-				t->needed[t->nneeded++] = val;
-			break;
-		case DT_RPATH:
-			t->rpath = val;
-			break;
-		case DT_RUNPATH:
-			t->runpath = val;
-			break;
-		case DT_SONAME:
-			t->soname = val;
-			break;
-		case DT_STRTAB:
-			t->strtab = val;
-			t->have_strtab = true;
-			break;
-		case DT_STRSZ:
-			t->strsz = val;
-			break;
-		}
-	}
-}
-
-/* The names @t points at, from the string table at file offset @stroff,
- * into @d. 0, ELF_CET_ECORRUPT or -ENOMEM. */
-static int read_dyn_names(int fd, uint64_t fsize, uint64_t stroff, const struct dyn_tags *t,
-			  struct dyninfo *d)
-{
-	d->needed = calloc(t->nneeded ? t->nneeded : 1, sizeof(char *));
-	if (!d->needed)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->nneeded; i++) {
-		char *s;
-
-		if (t->needed[i] >= t->strsz)
-			continue;
-		s = read_str(fd, stroff + t->needed[i], fsize);
-		if (!s || !*s || !sane_name(s)) {
-			/* separate debug files (.debug) keep the program headers
-			 * but not the bytes behind them: garbage, not names */
-			free(s);
-			return ELF_CET_ECORRUPT;
-		}
-		d->needed[d->nneeded++] = s;
-	}
-	if (t->rpath < t->strsz)
-		d->rpath = read_str(fd, stroff + t->rpath, fsize);
-	if (t->runpath < t->strsz)
-		d->runpath = read_str(fd, stroff + t->runpath, fsize);
-	if (t->soname < t->strsz)
-		d->soname = read_str(fd, stroff + t->soname, fsize);
-	return 0;
-}
-
-/* The dynamic names of the file open on @fd (not closed here). */
-static int read_dyninfo_fd(int fd, struct dyninfo *d)
-{
-	struct stat st;
-	Elf *e = NULL;
-	size_t phnum = 0;
-	uint64_t stroff;
-	struct dyn_tags t;
-	bool elf64;
-	unsigned char *dyn = NULL;
-	size_t dynlen = 0;
-	int rc = 0;
-
-	memset(d, 0, sizeof(*d));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return -EINVAL;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &phnum) != 0) {
-		rc = ELF_CET_ECORRUPT;
-		goto out;
-	}
-	elf64 = gelf_getclass(e) == ELFCLASS64;
-
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(e, (int)i, &ph))
-			continue;
-		if (ph.p_type == PT_INTERP && !d->interp) {
-			d->interp = read_str(fd, ph.p_offset, (uint64_t)st.st_size);
-			if (d->interp && (!*d->interp || !sane_name(d->interp))) {
-				rc = ELF_CET_ECORRUPT;
-				goto out;
-			}
-		} else if (ph.p_type == PT_DYNAMIC && !dyn) {
-			uint64_t len = ph.p_filesz > DYN_READ_MAX ? DYN_READ_MAX : ph.p_filesz;
-
-			if (ph.p_offset > (uint64_t)st.st_size ||
-			    len > (uint64_t)st.st_size - ph.p_offset) {
-				rc = ELF_CET_ECORRUPT;
-				goto out;
-			}
-			dyn = malloc(len ? len : 1);
-			if (!dyn) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			rc = pread_full(fd, dyn, len, ph.p_offset);
-			if (rc)
-				goto out;
-			dynlen = len;
-		}
-	}
-
-	scan_dynamic(dyn, dynlen, elf64, &t);
-	if (!t.have_strtab || t.strsz == 0)
-		goto out;
-	if (!vaddr_to_off(e, phnum, t.strtab, &stroff)) {
-		rc = ELF_CET_ECORRUPT;
-		goto out;
-	}
-	rc = read_dyn_names(fd, (uint64_t)st.st_size, stroff, &t, d);
-out:
-	free(dyn);
-	if (e)
-		elf_end(e);
-	if (rc)
-		dyninfo_free(d);
-	return rc;
-}
-
-static int read_dyninfo(const char *path, struct dyninfo *d)
-{
-	int fd, rc;
-
-	memset(d, 0, sizeof(*d));
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	rc = read_dyninfo_fd(fd, d);
-	close(fd);
-	return rc;
-}
-
-int elf_dyn_names_read_fd(int fd, struct elf_dyn_names *out)
-{
-	struct dyninfo d;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOTSUP;
-	rc = read_dyninfo_fd(fd, &d);
-	if (rc)
-		return rc;
-	out->soname = d.soname;
-	out->interp = d.interp;
-	out->needed = d.needed;
-	out->nneeded = d.nneeded;
-	free(d.rpath);
-	free(d.runpath);
-	return 0;
-}
-
-void elf_dyn_names_free(struct elf_dyn_names *n)
-{
-	for (size_t i = 0; i < n->nneeded; i++)
-		free(n->needed[i]);
-	free(n->needed);
-	free(n->soname);
-	free(n->interp);
-	memset(n, 0, sizeof(*n));
-}
-
-/* ---- ld.so.cache -------------------------------------------------------- */
-
-#define CACHE_MAGIC_NEW		"glibc-ld.so.cache"
-#define CACHE_VERSION		"1.1"
-#define CACHE_HDR_SIZE		48
-#define CACHE_ENTRY_SIZE	24
-#define FLAG_TYPE_MASK		0x00ff
-#define FLAG_ELF_LIBC6		0x0003
-#define FLAG_REQUIRED_MASK	0xff00
-#define FLAG_X8664_LIB64	0x0300
-#define FLAG_X8632_LIBX32	0x0800
-
-int elf_deps_cache_parse(struct elf_deps_ctx *ctx, const void *buf, size_t size)
-{
-	const unsigned char *b = buf;
-	uint32_t nlibs;
-	struct cache_entry *ents;
-	unsigned char *copy;
-	size_t n = 0;
-
-	if (size < CACHE_HDR_SIZE || memcmp(b, CACHE_MAGIC_NEW CACHE_VERSION, 20) != 0)
-		return -EINVAL;
-	nlibs = le32(b + 20);
-	if ((uint64_t)nlibs * CACHE_ENTRY_SIZE > size - CACHE_HDR_SIZE)
-		return -EINVAL;
-	copy = malloc(size + 1);
-	ents = calloc(nlibs ? nlibs : 1, sizeof(*ents));
-	if (!copy || !ents) {
-		free(copy);
-		free(ents);
-		return -ENOMEM;
-	}
-	memcpy(copy, b, size);
-	copy[size] = '\0';	/* every string is terminated by the end at worst */
-	for (uint32_t i = 0; i < nlibs; i++) {
-		const unsigned char *p = copy + CACHE_HDR_SIZE + (size_t)i * CACHE_ENTRY_SIZE;
-		uint32_t key = le32(p + 4), value = le32(p + 8);
-
-		if (key >= size || value >= size)
-			continue;
-		ents[n].flags = (int32_t)le32(p);
-		ents[n].key = (const char *)copy + key;
-		ents[n].value = (const char *)copy + value;
-		n++;
-	}
-	free(ctx->cache_buf);
-	free(ctx->cache);
-	ctx->cache_buf = copy;
-	ctx->cache = ents;
-	ctx->ncache = n;
-	return 0;
-}
-
-static bool cache_flags_match(int32_t flags, int elfclass, unsigned int machine)
-{
-	int32_t req = flags & FLAG_REQUIRED_MASK;
-
-	if ((flags & FLAG_TYPE_MASK) != FLAG_ELF_LIBC6 && (flags & FLAG_TYPE_MASK) != 1)
-		return false;
-	if (machine == EM_X86_64)
-		return elfclass == ELFCLASS64 ? req == FLAG_X8664_LIB64 : req == FLAG_X8632_LIBX32;
-	if (machine == EM_386)
-		return req == 0;
-	return true;	/* other machines: let the ELF header check decide */
-}
-
-const char *elf_deps_cache_lookup(const struct elf_deps_ctx *ctx, const char *name,
-				  int elfclass, unsigned int machine)
-{
-	for (size_t i = 0; i < ctx->ncache; i++)
-		if (strcmp(ctx->cache[i].key, name) == 0 &&
-		    cache_flags_match(ctx->cache[i].flags, elfclass, machine))
-			return ctx->cache[i].value;
-	return NULL;
-}
-
-size_t elf_deps_cache_entries(const struct elf_deps_ctx *ctx)
-{
-	return ctx->ncache;
-}
-
 int elf_deps_ctx_new(struct elf_deps_ctx **out, const char *ld_cache, const char *sysroot)
 {
 	struct elf_deps_ctx *ctx = calloc(1, sizeof(*ctx));
@@ -506,7 +134,7 @@ int elf_deps_ctx_new(struct elf_deps_ctx **out, const char *ld_cache, const char
 		    st.st_size > 0 && st.st_size <= CACHE_READ_MAX) {
 			len = st.st_size;
 			buf = malloc((size_t)len);
-			if (buf && pread_full(fd, buf, (size_t)len, 0) == 0)
+			if (buf && elf_deps_pread_full(fd, buf, (size_t)len, 0) == 0)
 				elf_deps_cache_parse(ctx, buf, (size_t)len);
 			free(buf);
 		}
@@ -527,7 +155,7 @@ void elf_deps_ctx_free(struct elf_deps_ctx *ctx)
 			continue;
 		free(n->obj.path);
 		free(n->obj.name);
-		dyninfo_free(&n->dyn);
+		elf_deps_dyninfo_free(&n->dyn);
 		free(n);
 	}
 	free(ctx->table);
@@ -593,7 +221,7 @@ static struct node *node_get(struct elf_deps_ctx *ctx, const char *rpath, const 
 	}
 	n->obj.rc = elf_cet_read_path(rpath, &n->obj.info);
 	if (n->obj.rc == 0)
-		n->obj.dyn_rc = read_dyninfo(rpath, &n->dyn);
+		n->obj.dyn_rc = elf_deps_read_dyninfo(rpath, &n->dyn);
 	ctx->table[j] = n;
 	ctx->tcount++;
 	return n;
@@ -670,7 +298,7 @@ static bool candidate_ok(struct elf_deps_ctx *ctx, const char *path, int elfclas
 	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return false;
-	ok = pread_full(fd, eh, sizeof(eh), 0) == 0 && memcmp(eh, ELFMAG, SELFMAG) == 0 &&
+	ok = elf_deps_pread_full(fd, eh, sizeof(eh), 0) == 0 && memcmp(eh, ELFMAG, SELFMAG) == 0 &&
 	     eh[EI_CLASS] == elfclass && eh[EI_DATA] == ELFDATA2LSB &&
 	     (unsigned int)(eh[18] | eh[19] << 8) == machine;
 	close(fd);
@@ -763,7 +391,7 @@ static bool resolve(struct elf_deps_ctx *ctx, const struct node *req, const stru
 		char cand[PATH_MAX];
 
 		if (strcmp(ctx->cache[i].key, name) != 0 ||
-		    !cache_flags_match(ctx->cache[i].flags, cls, mach))
+		    !elf_deps_cache_flags_match(ctx->cache[i].flags, cls, mach))
 			continue;
 		hit = ctx->cache[i].value;
 		snprintf(cand, sizeof(cand), "%s%s", ctx->sysroot ? ctx->sysroot : "", hit);

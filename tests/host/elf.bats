@@ -306,7 +306,7 @@ EOT
 }
 
 @test "elf: the plain table is laid out as libsmartcols lays it out" {
-	# table.c lays out a flat table of printable ASCII cells itself (not on
+	# table-text.c lays out a flat table of printable ASCII cells itself (not on
 	# a terminal); a cell with another byte sends the whole table to
 	# libsmartcols. The same files, one named "zz" in one tree and "zé" in
 	# the other (both one column wide in a UTF-8 locale), must give the

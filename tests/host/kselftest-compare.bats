@@ -2,6 +2,8 @@
 # vm/kselftest-compare.py, the judge of the kselftest tier: a timeout of ours
 # where 6.1 passed is a regression, unless 6.1 itself needed 3/4 of the limit.
 
+bats_require_minimum_version 1.5.0
+
 load helpers
 
 setup() {
@@ -40,4 +42,42 @@ compare() {
 	compare
 	[ "$status" -eq 1 ]
 	[[ $output == *"did not finish"* ]]
+}
+
+@test "kselftest-compare --record: a baseline out of a console log, KSFT lines as they came" {
+	# the console: kernel lines, the runner's lines (with bats' "# " in front when it ran
+	# inside a suite) and their CRs; only the KSFT ones, without that "# ", are kept
+	printf '%s\n' '[    1.0] Linux version 6.1' '1..1' '# KSFT a/x PASS rc=0 secs=100' \
+		$'KSFT a/y FAIL rc=1 secs=3\r' $'# KSFT-LOG y: [FAIL] why\r' 'noise # not a result' \
+		'ok 1 kselftest' 'x # KSFT-DONE' >"$TMP/console"
+	run python3 "$REPO/vm/kselftest-compare.py" --record k1 'unpatched 6.1, today' "$TMP/console"
+	[ "$status" -eq 0 ]
+	printf '%s\n' '# key: k1' '# unpatched 6.1, today' 'KSFT a/x PASS rc=0 secs=100' \
+		$'KSFT a/y FAIL rc=1 secs=3\r' $'KSFT-LOG y: [FAIL] why\r' 'x # KSFT-DONE' >"$TMP/want"
+	python3 "$REPO/vm/kselftest-compare.py" --record k1 'unpatched 6.1, today' "$TMP/console" >"$TMP/got"
+	cmp "$TMP/want" "$TMP/got"
+	# and it reads back as the unpatched side
+	cp "$TMP/got" "$TMP/base"
+	printf '%s\n' 'KSFT a/x PASS rc=0 secs=90' 'KSFT a/y FAIL rc=1 secs=3' KSFT-DONE >"$TMP/ours"
+	compare
+	[ "$status" -eq 0 ]
+	[[ $output == *"kselftest: 1 passed, 0 failed, 1 skipped"* ]]
+}
+
+@test "kselftest-compare --key: the key a baseline was recorded for, nothing without one" {
+	run python3 "$REPO/vm/kselftest-compare.py" --key "$REPO/tests/guest/kselftest-baseline-6.1.txt"
+	[ "$status" -eq 0 ]
+	[[ $output =~ ^[0-9a-f]{16}$ ]]
+	run python3 "$REPO/vm/kselftest-compare.py" --key "$TMP/base"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	python3 "$REPO/vm/kselftest-compare.py" --record 4eba365b 'note' "$TMP/base" >"$TMP/rec"
+	run python3 "$REPO/vm/kselftest-compare.py" --key "$TMP/rec"
+	[ "$output" = 4eba365b ]
+}
+
+@test "kselftest-compare --record: an unreadable log is an error, the header printed all the same" {
+	run --separate-stderr python3 "$REPO/vm/kselftest-compare.py" --record k 'n' "$TMP/missing"
+	[ "$status" -eq 1 ]
+	[ "$output" = $'# key: k\n# n' ]
 }

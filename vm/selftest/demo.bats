@@ -5,6 +5,9 @@
 # fail, so each test below breaks one claim in a copy and expects that check to fail.
 # Run: bats vm/selftest/demo.bats
 
+# shellcheck disable=SC2154  # stderr, stderr_lines: set by bats' run --separate-stderr
+bats_require_minimum_version 1.5.0
+
 D="$BATS_TEST_DIRNAME/.."
 CHECK="$D/demo-check.py"
 GOOD_BOCHS="$BATS_TEST_DIRNAME/demo-bochs.txt"
@@ -129,4 +132,57 @@ $line")
 @test "demo-check: QEMU launching although there is no CET fails" {
 	t=$(broken 's/^\[exit 125\]$/[exit 0]/' "$GOOD_QEMU")
 	fails_with qemu "$t" "run --shstk refuses"
+}
+
+# console TRANSCRIPT [END]: a guest console log around TRANSCRIPT as the serial line
+# brings it (CR LF, kernel lines in between, the markers; no CETCTL-DEMO-END with END=no)
+console() {
+	{
+		printf '%s\n' '[    0.000000] Linux version 6.1.192-cetctl' 'CETCTL-GUEST-START tier=bochs up=1.0' \
+			'CETCTL-DEMO-BEGIN'
+		sed '4a [   12.345678] random: crng init done' "$1"
+		[ "${2:-yes}" = no ] || echo 'CETCTL-DEMO-END'
+		echo 'CETCTL-GUEST-DONE rc=0 up=9.0'
+	} | sed 's/$/\r/' > "$BATS_TEST_TMPDIR/console"
+	echo "$BATS_TEST_TMPDIR/console"
+}
+
+@test "demo-check show: the transcript out of a console log, saved, shown and judged" {
+	run --separate-stderr python3 "$CHECK" show bochs "$(console "$GOOD_BOCHS")" "$BATS_TEST_TMPDIR/saved"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	# no CR, no marker, no kernel line: the transcript as the guest printed it
+	cmp "$BATS_TEST_TMPDIR/saved" "$GOOD_BOCHS"
+	[ "$output" = "$(cat "$GOOD_BOCHS")" ]
+	n=$(python3 "$CHECK" bochs "$GOOD_BOCHS" | grep -c ': ok: ')
+	[ "${stderr_lines[-1]}" = "demo: bochs: all $n checks of what the demo shows passed (vm/demo-check.py)" ]
+	[[ $stderr != *FAILED* ]]
+}
+
+@test "demo-check show: a console log without CETCTL-DEMO-END fails and saves nothing" {
+	run --separate-stderr python3 "$CHECK" show qemu "$(console "$GOOD_QEMU" no)" "$BATS_TEST_TMPDIR/saved"
+	[ "$status" -eq 1 ]
+	[[ $stderr == "demo: the guest did not finish the demo; console log: "*console ]]
+	[ ! -e "$BATS_TEST_TMPDIR/saved" ]
+	run python3 "$CHECK" show qemu "$BATS_TEST_TMPDIR/missing" "$BATS_TEST_TMPDIR/saved"
+	[ "$status" -eq 1 ]
+	[[ $output == *"did not finish the demo"* ]]
+}
+
+@test "demo-check show: a claim that does not hold fails, named on stderr" {
+	t=$(broken 's/^\[exit 125\]$/[exit 0]/' "$GOOD_QEMU")
+	run --separate-stderr python3 "$CHECK" show qemu "$(console "$t")" "$BATS_TEST_TMPDIR/saved"
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	cmp "$BATS_TEST_TMPDIR/saved" "$t"
+	[ "${stderr_lines[0]}" = "demo-check: FAILED: run --shstk refuses without CET (exit 125)" ]
+	[ "${stderr_lines[-1]}" = "demo: qemu: the guest did NOT show what the demo claims (transcript $BATS_TEST_TMPDIR/saved)" ]
+	[[ $stderr != *": ok: "* ]]
+}
+
+@test "demo-check show: a transcript that cannot be saved fails" {
+	run --separate-stderr python3 "$CHECK" show qemu "$(console "$GOOD_QEMU")" "$BATS_TEST_TMPDIR/no/such/dir/saved"
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"cannot write"* ]]
+	[ "$output" = "$(cat "$GOOD_QEMU")" ]
 }
