@@ -21,6 +21,18 @@ require_cetctl() {
 	[ -x "$CETCTL" ] || skip "cetctl not built at $CETCTL (cmake --build build)"
 }
 
+# The tests of run's start-up with the test build (cetctl-faults, with the
+# fault points): $FAULTS, $TMP (the test's directory), no core files, and
+# no fault, log or preload setting inherited. A missing test build fails.
+require_faults() {
+	require_cetctl
+	FAULTS=${CETCTL_FAULTS:-$(dirname "$CETCTL")/cetctl-faults}
+	[ -x "$FAULTS" ] || { echo "not built: $FAULTS"; return 1; }
+	TMP=$BATS_TEST_TMPDIR
+	ulimit -S -c 0
+	unset CETCTL_PRELOAD CETCTL_FAULT CETCTL_FAULT_LOG
+}
+
 # For teardown: kill the processes a test started in the background (pids in
 # the array bg) and reap them, then remove the test's TMP directory.
 # shellcheck disable=SC2154  # bg: the test's array, set in its setup

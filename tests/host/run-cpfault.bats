@@ -89,25 +89,24 @@ has() {
 	[ "$(grep -c 'control-protection fault' <<<"$output")" -eq 1 ]
 }
 
-@test "cpfault: sigaction(SA_SIGINFO|SA_RESETHAND): the program reads back its own, gets the fault's siginfo, then the default" {
-	run env LD_PRELOAD="$FAKE" "$CPF" own-siginfo
+# chained MODE STATUS FIRST LAST: cpfault-fake MODE exits STATUS, prints
+# FIRST, the diagnosis, and LAST at the end
+chained() {
+	run env LD_PRELOAD="$FAKE" "$CPF" "$1"
 	echo "$output"
-	[ "$status" -eq 42 ]
-	[ "${lines[0]}" = "reads back own=1 siginfo=1" ]
-	has "control-protection fault (SIGSEGV, SEGV_CPERR) in process"
-	[ "${lines[-1]}" = "own si_code=10 dfl=1" ]
+	[ "$status" -eq "$2" ] && [ "${lines[0]}" = "$3" ] && [ "${lines[-1]}" = "$4" ] &&
+		has "control-protection fault (SIGSEGV, SEGV_CPERR) in process"
+}
+
+@test "cpfault: sigaction(SA_SIGINFO|SA_RESETHAND): the program reads back its own, gets the fault's siginfo, then the default" {
+	chained own-siginfo 42 "reads back own=1 siginfo=1" "own si_code=10 dfl=1"
 }
 
 @test "cpfault: the program's handler for a SIGSEGV sent by kill: nothing said; SIG_DFL again: the diagnosis as before" {
 	run env LD_PRELOAD="$FAKE" "$CPF" own-kill
 	[ "$status" -eq 42 ]
 	[ "$output" = "own handler" ]
-	run env LD_PRELOAD="$FAKE" "$CPF" own-dfl
-	echo "$output"
-	[ "$status" -eq 3 ]
-	[ "${lines[0]}" = "signal() gave back own=1" ]
-	has "control-protection fault (SIGSEGV, SEGV_CPERR) in process"
-	[ "${lines[-1]}" = "landed dfl=1" ]
+	chained own-dfl 3 "signal() gave back own=1" "landed dfl=1"
 }
 
 @test "cpfault: other SIGSEGVs die as before" {

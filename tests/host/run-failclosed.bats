@@ -13,14 +13,9 @@
 load helpers
 
 setup() {
-	require_cetctl
+	require_faults || return 1
 	require_trusted_preload
-	FAULTS=${CETCTL_FAULTS:-$(dirname "$CETCTL")/cetctl-faults}
-	[ -x "$FAULTS" ] || { echo "not built: $FAULTS"; return 1; }
-	TMP=$BATS_TEST_TMPDIR
 	TOOLS=$HOST_TESTS/tools
-	ulimit -S -c 0
-	unset CETCTL_PRELOAD CETCTL_FAULT CETCTL_FAULT_LOG
 }
 
 # The steps of the start-up, in order, as the test build itself lists them

@@ -12,11 +12,7 @@
 load helpers
 
 setup() {
-	require_cetctl
-	FAULTS=${CETCTL_FAULTS:-$(dirname "$CETCTL")/cetctl-faults}
-	[ -x "$FAULTS" ] || { echo "not built: $FAULTS"; return 1; }
-	TMP=$BATS_TEST_TMPDIR
-	unset CETCTL_PRELOAD CETCTL_FAULT CETCTL_FAULT_LOG
+	require_faults || return 1
 	# A library whose constructor forks CTOR_KIDS children that outlive it:
 	# each sleeps 1.5 s, then writes "kid PID" to CTOR_OUT.
 	cat > "$TMP/ctor.c" <<'EOC'

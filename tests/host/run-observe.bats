@@ -15,13 +15,8 @@ setup_file() {
 }
 
 setup() {
-	require_cetctl
-	FAULTS=${CETCTL_FAULTS:-$(dirname "$CETCTL")/cetctl-faults}
-	[ -x "$FAULTS" ] || { echo "not built: $FAULTS"; return 1; }
-	TMP=$BATS_TEST_TMPDIR
+	require_faults || return 1
 	LIE=$BATS_FILE_TMPDIR/seccomp-lie
-	ulimit -S -c 0
-	unset CETCTL_PRELOAD CETCTL_FAULT CETCTL_FAULT_LOG
 	# a copy of its own, so that a tracer left behind can be told apart
 	cp "$FAULTS" "$TMP/cetctl-lied"
 	export CETCTL_FAULT_TIMEOUT_MS=2000

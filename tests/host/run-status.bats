@@ -6,12 +6,7 @@
 load helpers
 
 setup() {
-	require_cetctl
-	FAULTS=${CETCTL_FAULTS:-$(dirname "$CETCTL")/cetctl-faults}
-	[ -x "$FAULTS" ] || { echo "not built: $FAULTS"; return 1; }
-	TMP=$BATS_TEST_TMPDIR
-	ulimit -S -c 0
-	unset CETCTL_PRELOAD CETCTL_FAULT CETCTL_FAULT_LOG
+	require_faults
 }
 
 MAN=$BATS_TEST_DIRNAME/../../man/cetctl-run.1
