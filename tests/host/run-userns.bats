@@ -48,6 +48,20 @@ trust_dir() {
 	chmod 755 "$TD"
 }
 
+# Run `CMD... run --trace-only` (CMD: a cetctl, with what puts it in a
+# namespace first): the program runs without the library, and cetctl says
+# "not using libcetctl-preload.so: WHY".
+refused() {
+	local why=$1
+	shift
+	run "$@" run --trace-only -- sh -c "$PROBE"
+	if [ "$status" -ne 0 ] || [ "${lines[-1]}" != 0 ]; then
+		echo "$output"
+		return 1
+	fi
+	[[ $output == *"not using libcetctl-preload.so: $why"* ]] || { echo "$output"; return 1; }
+}
+
 @test "userns: root's cetctl loads root's library in unshare -Ur (both the overflow uid there)" {
 	run as_nobody_userns "$CETCTL" run --trace-only -- sh -c "$PROBE"
 	[ "$status" -eq 0 ] && [ "${lines[-1]}" = 1 ] || { echo "$output"; return 1; }
@@ -69,40 +83,29 @@ trust_dir() {
 	mkdir "$TD/bin"
 	cp "$CETCTL" "$LIB" "$TD/bin/"
 	chown 65534 "$TD/bin/cetctl"
-	run as_nobody_userns "$TD/bin/cetctl" run --trace-only -- sh -c "$PROBE"
-	[ "$status" -eq 0 ] && [ "${lines[-1]}" = 0 ] || { echo "$output"; return 1; }
-	[[ $output == *"not using libcetctl-preload.so: $TD/bin/libcetctl-preload.so is owned by uid $OVERFLOW (a user outside this user namespace) and cetctl itself is not"* ]] ||
-		{ echo "$output"; return 1; }
+	refused "$TD/bin/libcetctl-preload.so is owned by uid $OVERFLOW (a user outside this user namespace) and cetctl itself is not" \
+		as_nobody_userns "$TD/bin/cetctl"
 	# a library another outside user owns, for this cetctl: the same
 	cp "$LIB" "$TD/other.so"
 	chown 1234 "$TD/other.so"
-	CETCTL_PRELOAD=$TD/other.so run as_nobody_userns "$TD/bin/cetctl" run --trace-only -- sh -c "$PROBE"
-	[ "$status" -eq 0 ] && [ "${lines[-1]}" = 0 ] || { echo "$output"; return 1; }
-	[[ $output == *"$TD/other.so is owned by uid $OVERFLOW (a user outside this user namespace) and cetctl itself is not"* ]] ||
-		{ echo "$output"; return 1; }
+	CETCTL_PRELOAD=$TD/other.so refused "$TD/other.so is owned by uid $OVERFLOW (a user outside this user namespace) and cetctl itself is not" \
+		as_nobody_userns "$TD/bin/cetctl"
 }
 
 @test "userns: outside files writable by group or others stay refused, said as such" {
 	trust_dir
 	cp "$LIB" "$TD/groupw.so"
 	chmod 664 "$TD/groupw.so"
-	CETCTL_PRELOAD=$TD/groupw.so run as_nobody_userns "$CETCTL" run --trace-only -- sh -c "$PROBE"
-	[ "$status" -eq 0 ] && [ "${lines[-1]}" = 0 ] || { echo "$output"; return 1; }
-	[[ $output == *"not using libcetctl-preload.so: $TD/groupw.so is writable by its group"* ]] ||
-		{ echo "$output"; return 1; }
+	CETCTL_PRELOAD=$TD/groupw.so refused "$TD/groupw.so is writable by its group" \
+		as_nobody_userns "$CETCTL"
 	mkdir -m 777 "$TD/open"
 	cp "$LIB" "$TD/open/lib.so"
-	CETCTL_PRELOAD=$TD/open/lib.so run as_nobody_userns "$CETCTL" run --trace-only -- sh -c "$PROBE"
-	[ "$status" -eq 0 ] && [ "${lines[-1]}" = 0 ] || { echo "$output"; return 1; }
-	[[ $output == *"not using libcetctl-preload.so: $TD/open is writable by everyone"* ]] ||
-		{ echo "$output"; return 1; }
+	CETCTL_PRELOAD=$TD/open/lib.so refused "$TD/open is writable by everyone" as_nobody_userns "$CETCTL"
 }
 
 @test "userns: files of a mapped user other than uid 0 stay refused, said as such" {
 	# root mapped to uid 1234 of the namespace: its files are 1234's there,
 	# neither the namespace's root nor outside it
-	run unshare -U --map-user=1234 "$CETCTL" run --trace-only -- sh -c "$PROBE"
-	[ "$status" -eq 0 ] && [ "${lines[-1]}" = 0 ] || { echo "$output"; return 1; }
-	[[ $output == *"not using libcetctl-preload.so: $LIB is owned by uid 1234, not root (uid 0 of this user namespace)"* ]] ||
-		{ echo "$output"; return 1; }
+	refused "$LIB is owned by uid 1234, not root (uid 0 of this user namespace)" \
+		unshare -U --map-user=1234 "$CETCTL"
 }
