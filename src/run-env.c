@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "proc-userns.h"
 #include "run-env.h"
 
 extern char **environ;
@@ -30,8 +31,72 @@ extern char **environ;
 #define LOADER_SPECIAL	" :\t$"
 
 /*
+ * Who may own a directory or file on the library's path. In the initial
+ * user namespace: root (uid 0) only. In any other (a rootless container,
+ * `unshare -Ur`), stat() shows the files of users not mapped into it, host
+ * root's among them, as the overflow uid: from inside, root cannot be told
+ * from any other outside user. There uid 0 of the namespace (its owner, or
+ * whoever is mapped to 0) is trusted as before, and the overflow uid only
+ * when cetctl's own running executable shows as owned by it too: the
+ * library gets no more trust than the cetctl already running has. Any
+ * other uid is refused. When uid_map cannot be read or understood, this is
+ * the initial namespace (fails closed: overflow owners refused).
+ */
+struct owner_rule {
+	bool userns;		/* not the initial user namespace */
+	uid_t overflow;		/* the uid an owner outside it shows as */
+	bool exe_outside;	/* cetctl's executable shows as the overflow uid's */
+};
+
+static void owner_rule_read(struct owner_rule *r)
+{
+	struct proc_userns ns;
+	uid_t exe;
+
+	(void)proc_userns_read(NULL, &ns);	/* on failure: the initial one */
+	r->userns = !ns.initial;
+	r->overflow = ns.overflow;
+	r->exe_outside = r->userns && proc_self_exe_owner(NULL, &exe) == 0 &&
+			 exe == ns.overflow;
+}
+
+/*
+ * Whether @uid may own @cur on the library's path (struct owner_rule); if
+ * not, what was seen in @why. The overflow uid is judged first: should the
+ * sysctl make it 0, uid 0 tells nothing in a namespace either.
+ */
+static bool owner_trusted(const struct owner_rule *r, const char *cur, uid_t uid, char *why,
+			  size_t wsize)
+{
+#ifdef CETCTL_FAULT_HOOKS
+	if (uid == geteuid())
+		return true;
+#endif
+	if (!r->userns) {
+		if (uid == 0)
+			return true;
+		snprintf(why, wsize, "%.400s is owned by uid %u, not root", cur, (unsigned int)uid);
+		return false;
+	}
+	if (uid == r->overflow) {
+		if (r->exe_outside)
+			return true;
+		snprintf(why, wsize, "%.300s is owned by uid %u (a user outside this user namespace) "
+			 "and cetctl itself is not: an owner outside is trusted only when it owns "
+			 "cetctl too", cur, (unsigned int)uid);
+		return false;
+	}
+	if (uid == 0)
+		return true;
+	snprintf(why, wsize, "%.400s is owned by uid %u, not root (uid 0 of this user namespace)",
+		 cur, (unsigned int)uid);
+	return false;
+}
+
+/*
  * Whether the library at @p may be loaded into the program: it and every
- * directory above it (symbolic links resolved) are owned by root and not
+ * directory above it (symbolic links resolved) are owned by root
+ * (owner_trusted(): in a user namespace, see struct owner_rule) and not
  * writable by group or others, so nobody but root can change what is
  * loaded between this check and the loader's open; and its path is one the
  * loader reads as it is (LOADER_SPECIAL). The resolved path goes into @out. On refusal, the reason in @why.
@@ -41,6 +106,7 @@ extern char **environ;
 static bool trusted_file(const char *p, char *out, size_t size, char *why, size_t wsize)
 {
 	char real[PATH_MAX], cur[PATH_MAX];
+	struct owner_rule owners;
 	struct stat st;
 	char *slash;
 
@@ -58,6 +124,7 @@ static bool trusted_file(const char *p, char *out, size_t size, char *why, size_
 			 "dynamic loader would split or expand in LD_PRELOAD", real);
 		return false;
 	}
+	owner_rule_read(&owners);
 	snprintf(cur, sizeof(cur), "%s", real);
 	for (bool file = true;; file = false) {
 		if (stat(cur, &st) < 0) {
@@ -68,15 +135,8 @@ static bool trusted_file(const char *p, char *out, size_t size, char *why, size_
 			snprintf(why, wsize, "%.400s: not a regular file", cur);
 			return false;
 		}
-#ifdef CETCTL_FAULT_HOOKS
-		if (st.st_uid != 0 && st.st_uid != geteuid()) {
-#else
-		if (st.st_uid != 0) {
-#endif
-			snprintf(why, wsize, "%.400s is owned by uid %u, not root", cur,
-				 (unsigned int)st.st_uid);
+		if (!owner_trusted(&owners, cur, st.st_uid, why, wsize))
 			return false;
-		}
 		if (st.st_mode & (S_IWGRP | S_IWOTH)) {
 			snprintf(why, wsize, "%.400s is writable by %s", cur,
 				 st.st_mode & S_IWOTH ? "everyone" : "its group");
