@@ -70,6 +70,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
@@ -1083,11 +1084,26 @@ static void op_kwrite(struct rng *r)
 
 /* ------------------------------------------------ children (fork-based ops) */
 
+/*
+ * A forked process never outlives the thread that forked it: a worker that
+ * dies (a failed round, the injected abort) left its sacrificial children to
+ * init, and one whose random sigreturn frame blocked SIGALRM, or that was
+ * left stopped, lived on with the fuzzer's output open: the caller's read
+ * of that output never ended (the guest suite's 1800 s bound ended it).
+ */
+static void die_with_parent(pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(0);	/* it died before the line above */
+}
+
 static pid_t fork_child(void)
 {
-	pid_t p = fork();
+	pid_t parent = getpid(), p = fork();
 
 	if (p == 0) {
+		die_with_parent(parent);
 		in_child = 1;
 		my_tid = 0;
 		dg = &diag_private;	/* the worker's shared record is not ours (nor mapped) */
@@ -2222,6 +2238,7 @@ int main(int argc, char **argv)
 	long total_ops = 0;
 	int rounds = 0, worker_sig = 0;
 	double t0 = now(), end;
+	pid_t self = getpid();
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	/* glibc's fatal messages ("*** stack smashing detected ***") to stderr, never /dev/tty */
@@ -2295,8 +2312,10 @@ int main(int argc, char **argv)
 		*nops_p = 0;
 		memset(wdiag, 0, sizeof(*wdiag));
 		pid = fork();
-		if (pid == 0)
+		if (pid == 0) {
+			die_with_parent(self);
 			worker(wseed, 2 + rn(&r, 3), 60 + rn(&r, 60));
+		}
 		if (pid < 0) {
 			bad("fork: %s", strerror(errno));
 			break;
