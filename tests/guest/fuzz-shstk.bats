@@ -31,9 +31,21 @@ setup_file() {
 	expect_kernel_log 'control protection|segfault at|bad frame|traps: [^ []+\[[0-9]+\] '
 }
 
+# fuzz_run CMD...: $status, $output and $lines as bats' run sets them, the output
+# taken through a file: a process the fuzzer left behind with its output open cannot
+# keep the test waiting (bats' run reads a pipe to its end; once it waited out the
+# suite's 1800 s bound).
+fuzz_run() {
+	local f=$BATS_TEST_TMPDIR/fuzz.out
+	status=0
+	"$@" >"$f" 2>&1 </dev/null || status=$?
+	output=$(<"$f")
+	mapfile -t lines <<<"$output"
+}
+
 @test "fuzz: the belief check passes on layouts the kernel may make, fails on wrong ones (selftest)" {
 	require_shstk
-	run timeout -k 5 120 "$HELPERS/shstk_fuzz" selftest
+	fuzz_run timeout -k 5 120 "$HELPERS/shstk_fuzz" selftest
 	printf '%s\n' "$output"
 	grep -E '^selftest:|^RESULT' <<<"$output" | sed 's/^/# /' >&3
 	[[ $status == 0 ]] || fail "shstk_fuzz selftest exited with status $status"
@@ -52,7 +64,7 @@ setup_file() {
 	[[ -z ${SHSTK_FUZZ_SEED:-} ]] || runs=1
 	for ((i = 1; i <= runs; i++)); do
 		# the helper bounds itself; the timeout is for the helper hanging in the kernel
-		run timeout -k 5 $((secs + 3 * hang + 60)) "$HELPERS/shstk_fuzz" "$secs" "${SHSTK_FUZZ_OPS:-100000}"
+		fuzz_run timeout -k 5 $((secs + 3 * hang + 60)) "$HELPERS/shstk_fuzz" "$secs" "${SHSTK_FUZZ_OPS:-100000}"
 		printf '%s\n' "$output"
 		# the seed and the counts, also when the test passes (TAP comments)
 		grep -E '^seed=|info rounds=|^RESULT' <<<"$output" | sed "s/^/# run $i: /" >&3
@@ -76,7 +88,7 @@ setup_file() {
 # abort after a corruption on purpose) is named at once and is not a failure.
 @test "fuzz: a failed round names the dead process and its last operations (injected aborts)" {
 	require_shstk
-	run timeout -k 5 120 env SHSTK_FUZZ_INJECT=worker-abort "$HELPERS/shstk_fuzz" 5 200
+	fuzz_run timeout -k 5 120 env SHSTK_FUZZ_INJECT=worker-abort "$HELPERS/shstk_fuzz" 5 200
 	printf '%s\n' "$output"
 	[[ $status == 1 ]] || fail "worker-abort: status $status, expected 1 (a failed run)"
 	grep -Eq '^  FAIL .*worker [0-9]+ of round 0 \(seed [0-9]+\) died: killed by ABRT$' <<<"$output" ||
@@ -86,7 +98,7 @@ setup_file() {
 	grep -Eq '^  info trail: [0-9]+ ' <<<"$output" || fail "worker-abort: no trail of the worker's operations"
 	grep -q '^RESULT: 1 failure' <<<"$output" || fail "worker-abort: no failing RESULT line"
 
-	run timeout -k 5 120 env SHSTK_FUZZ_INJECT=child-abort "$HELPERS/shstk_fuzz" 5 200
+	fuzz_run timeout -k 5 120 env SHSTK_FUZZ_INJECT=child-abort "$HELPERS/shstk_fuzz" 5 200
 	printf '%s\n' "$output"
 	[[ $status == 0 ]] || fail "child-abort: status $status, expected 0 (a sacrificial child's abort is no failure)"
 	grep -Eq '^  info \[[0-9]+/[0-9]+\] sigreturn child [0-9]+ \(.*\): killed by ABRT, ' <<<"$output" ||
