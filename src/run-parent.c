@@ -17,8 +17,31 @@
 #include <unistd.h>
 
 #include "cetctl.h"
+#include "run-jobctl.h"
 #include "run-parent.h"
 #include "run-say.h"
+
+/* The program ended with wait status @st: our exit status, or the signal
+ * that killed it re-raised on ourselves (not as PID 1, which would ignore
+ * it: 128+N). */
+static int child_ended(const struct jobctl *jc, int st)
+{
+	sigset_t one;
+	int sig;
+
+	jobctl_ended(jc);
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	sig = WTERMSIG(st);
+	if (getpid() != 1) {
+		signal(sig, SIG_DFL);
+		sigemptyset(&one);
+		sigaddset(&one, sig);
+		sigprocmask(SIG_UNBLOCK, &one, NULL);
+		raise(sig);
+	}
+	return 128 + sig;
+}
 
 /*
  * When cetctl is the init of a pid namespace (a container's entrypoint) or
@@ -26,10 +49,10 @@
  * handed to the program itself, whose wait() would reap the tracer instead
  * of its own worker. Then cetctl does not become the program: it forks it
  * and stays its parent, as a container's init does: the program's children
- * and wait() are its own; cetctl forwards every signal it can catch to the
- * program, reaps whatever orphan is handed to it (the tracer among them),
- * and exits with the program's status (128+N for a signal N as PID 1,
- * where raising it on itself would be ignored; re-raised otherwise).
+ * and wait() are its own; cetctl reaps whatever orphan is handed to it (the
+ * tracer among them), passes on the signals the program would not get
+ * itself and follows its stops (run-jobctl.c), and exits with the
+ * program's status.
  * The caller's signal state is its own to hand down, to the program; cetctl
  * relies on none of it: it waits for every signal with all of them blocked
  * (whatever mask it was given), and SIGCHLD is set to its default here, in
@@ -42,6 +65,7 @@
 int run_stay_parent(void)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL }, chld;
+	struct jobctl jc;
 	sigset_t all, old;
 	siginfo_t si;
 	pid_t child, r;
@@ -50,6 +74,7 @@ int run_stay_parent(void)
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	sigaction(SIGCHLD, &dfl, &chld);
+	jobctl_init(&jc);
 	child = fork();
 	if (child < 0) {
 		sigaction(SIGCHLD, &chld, NULL);
@@ -59,32 +84,32 @@ int run_stay_parent(void)
 		return CETCTL_EXIT_RUN_FAILED;
 	}
 	if (child == 0) {
+		jobctl_child(&jc);
 		sigaction(SIGCHLD, &chld, NULL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return -1;
 	}
+	jobctl_parent(&jc, child);
 	for (;;) {
 		sig = sigwaitinfo(&all, &si);
 		if (sig < 0)
 			continue;
-		if (sig != SIGCHLD) {
-			kill(child, sig);
+		if (sig == SIGCONT) {
+			jobctl_continued(&jc);
 			continue;
 		}
-		while ((r = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (sig != SIGCHLD) {
+			if (jobctl_pass_on(&jc, &si))
+				kill(child, sig);
+			continue;
+		}
+		while ((r = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
 			if (r != child)
 				continue;	/* an orphan handed to us: reaped */
-			if (WIFEXITED(st))
-				return WEXITSTATUS(st);
-			sig = WTERMSIG(st);
-			if (getpid() != 1) {
-				signal(sig, SIG_DFL);
-				sigemptyset(&all);
-				sigaddset(&all, sig);
-				sigprocmask(SIG_UNBLOCK, &all, NULL);
-				raise(sig);
-			}
-			return 128 + sig;
+			if (WIFSTOPPED(st))
+				jobctl_stopped(&jc, WSTOPSIG(st));
+			else
+				return child_ended(&jc, st);
 		}
 	}
 }

@@ -320,7 +320,7 @@ disturbed() {
 			if ($gone || !-e $ARGV[0]) { print "not ready\n"; waitpid($p, 0); exit 1 }
 			kill "USR1", -$p; waitpid($p, 0); exit 0 }
 			setpgrp(0, 0); exec { $ARGV[1] } @ARGV[1 .. $#ARGV]' -- "$TMP/ready" \
-			"$CETCTL" run --trace-only perl "$TOOLS/count-usr1.pl" "$TMP/ready") || true
+			"$CETCTL" run --trace-only python3 "$TOOLS/count-sig.py" "$TMP/ready") || true
 		[ "$out" = "got 1" ] || { echo "round $i: $out"; return 1; }
 	done
 }

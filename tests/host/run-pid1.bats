@@ -138,6 +138,106 @@ running() {
 	! kill -0 "$(cat "$TMP/pid")" 2>/dev/null
 }
 
+# The program of the job-control tests (tools/jobprog.py READY READLINE
+# SECONDS): counts the SIGINTs it gets, prints "ints N line L", exits 7.
+JOBPROG=(python3 "$HOST_TESTS/tools/jobprog.py")
+
+ptyjob() {
+	rm -f "$TMP/ready"
+	timeout -s KILL 60 python3 "$HOST_TESTS/tools/ptyjob.py" "$TMP/ready" "$@"
+}
+
+@test "run as a subreaper on a terminal: ^Z stops the job, fg continues it (issue 32, 3)" {
+	python3 -c 'import pty' 2>/dev/null || skip "no python3 pty module"
+	# the program stopped, cetctl did not: the shell waited for the job
+	# to stop, forever
+	run ptyjob '^Z' perl "$HOST_TESTS/tools/sigexec.pl" --subreaper -- \
+		"$CETCTL" run --trace-only "${JOBPROG[@]}" "$TMP/ready" 0 1
+	[ "${lines[0]}" = "exit 7 stops 1" ] || { echo "$output"; return 1; }
+	[[ "$output" == *"tty: "*"ints 0 line -"* ]] || { echo "$output"; return 1; }
+	# twice, and with --method=glibc
+	run ptyjob '^Z....^Z' perl "$HOST_TESTS/tools/sigexec.pl" --subreaper -- \
+		"$CETCTL" run --trace-only --method=glibc "${JOBPROG[@]}" "$TMP/ready" 0 2
+	[ "${lines[0]}" = "exit 7 stops 2" ] || { echo "$output"; return 1; }
+}
+
+@test "run as a subreaper on a terminal: ^C reaches the program once, and it reads the terminal (issue 32, 3)" {
+	python3 -c 'import pty' 2>/dev/null || skip "no python3 pty module"
+	# the terminal's SIGINT reached the program, and cetctl forwarded its
+	# own copy: twice (two copies merge when the second comes before the
+	# program took the first: three rounds, so that a doubled delivery shows)
+	for round in 1 2 3; do
+		run ptyjob '^C' perl "$HOST_TESTS/tools/sigexec.pl" --subreaper -- \
+			"$CETCTL" run --trace-only "${JOBPROG[@]}" "$TMP/ready" 0 1
+		[ "${lines[0]}" = "exit 7 stops 0" ] || { echo "round $round: $output"; return 1; }
+		[[ "$output" == *"ints 1 line -"* ]] || { echo "round $round: $output"; return 1; }
+	done
+	# the program is in the terminal's foreground: it reads its line
+	run ptyjob 'hello^J' perl "$HOST_TESTS/tools/sigexec.pl" --subreaper -- \
+		"$CETCTL" run --trace-only "${JOBPROG[@]}" "$TMP/ready" 1 0
+	[ "${lines[0]}" = "exit 7 stops 0" ] || { echo "$output"; return 1; }
+	[[ "$output" == *"tty: ints 0 line hello"* ]] || { echo "$output"; return 1; }
+}
+
+@test "run as a subreaper: a signal sent to the process group reaches the program once (issue 32, 3)" {
+	local out
+	# a real-time signal: two copies queue, they cannot merge into one
+	out=$(timeout -s KILL 60 perl -e 'if (my $p = fork) { my ($end, $gone) = (time + 30, 0);
+		until (-e $ARGV[0]) { if (waitpid($p, 1) == $p) { $gone = 1; last }
+			if (time > $end) { kill "KILL", -$p; last } select(undef, undef, undef, 0.01) }
+		if ($gone || !-e $ARGV[0]) { print "not ready\n"; waitpid($p, 0); exit 1 }
+		kill "RTMIN", -$p; waitpid($p, 0); exit 0 }
+		setpgrp(0, 0); exec { $ARGV[1] } @ARGV[1 .. $#ARGV]' -- "$TMP/ready" \
+		perl "$HOST_TESTS/tools/sigexec.pl" --subreaper -- \
+		"$CETCTL" run --trace-only python3 "$HOST_TESTS/tools/count-sig.py" "$TMP/ready" RTMIN) || true
+	[ "$out" = "got 1" ] || { echo "$out"; return 1; }
+}
+
+@test "run as a subreaper: ^Z sent to the process group stops and continues the job (issue 32, 3)" {
+	local out
+	rm -f "$TMP/ready"
+	out=$(perl "$HOST_TESTS/tools/jobctl.pl" "@$TMP/ready" TSTP perl "$HOST_TESTS/tools/sigexec.pl" \
+		--subreaper -- "$CETCTL" run --trace-only perl -e 'open(my $f, ">", $ARGV[0]) or die; close $f;
+		select(undef, undef, undef, 0.05) for 1 .. 20; exit 7' "$TMP/ready") || true
+	[[ "$out" =~ ^exit\ 7\ stops\ [1-9] ]] || { echo "$out"; return 1; }
+}
+
+@test "run as PID 1 (unshare -pf) on a terminal: ^C reaches the program once, ^Z stops the job (issue 32, 3)" {
+	python3 -c 'import pty' 2>/dev/null || skip "no python3 pty module"
+	unshare -pf --mount-proc true 2>/dev/null || skip "cannot make a pid namespace here"
+	# cetctl shares unshare's process group, which the shell stops and
+	# continues as one job: the terminal's ^C reached the program, and
+	# cetctl passed on its own copy: twice
+	# (two copies of SIGINT merge when the second comes before the program
+	# took the first: three rounds, so that a doubled delivery shows)
+	for round in 1 2 3; do
+		run ptyjob '^C' unshare -pf --mount-proc "$CETCTL" run --trace-only "${JOBPROG[@]}" "$TMP/ready" 0 1
+		[ "${lines[0]}" = "exit 7 stops 0" ] || { echo "round $round: $output"; return 1; }
+		[[ "$output" == *"ints 1 line -"* ]] || { echo "round $round: $output"; return 1; }
+	done
+	run ptyjob '^Z' unshare -pf --mount-proc "$CETCTL" run --trace-only "${JOBPROG[@]}" "$TMP/ready" 0 1
+	[ "${lines[0]}" = "exit 7 stops 1" ] || { echo "$output"; return 1; }
+}
+
+@test "run as PID 1 owning its terminal: ^Z does not leave the program stopped for ever (issue 32, 3)" {
+	python3 -c 'import pty' 2>/dev/null || skip "no python3 pty module"
+	unshare -pf --mount-proc true 2>/dev/null || skip "cannot make a pid namespace here"
+	# a container's init with the terminal in its own group: nobody above
+	# sees its job stop, and PID 1 cannot stop itself; the program stopped
+	# by ^Z was never continued (the terminal hung)
+	run ptyjob '^Z' unshare -pf --mount-proc perl "$HOST_TESTS/tools/sigexec.pl" --foreground -- \
+		"$CETCTL" run --trace-only "${JOBPROG[@]}" "$TMP/ready" 0 1
+	[ "${lines[0]}" = "exit 7 stops 0" ] || { echo "$output"; return 1; }
+	[[ "$output" == *"ints 0 line -"* ]] || { echo "$output"; return 1; }
+	# ^C still reaches it once, and it reads the terminal
+	run ptyjob '^C' unshare -pf --mount-proc perl "$HOST_TESTS/tools/sigexec.pl" --foreground -- \
+		"$CETCTL" run --trace-only "${JOBPROG[@]}" "$TMP/ready" 0 1
+	[[ "$output" == *"ints 1 line -"* ]] || { echo "$output"; return 1; }
+	run ptyjob 'hi^J' unshare -pf --mount-proc perl "$HOST_TESTS/tools/sigexec.pl" --foreground -- \
+		"$CETCTL" run --trace-only "${JOBPROG[@]}" "$TMP/ready" 1 0
+	[[ "$output" == *"tty: ints 0 line hi"* ]] || { echo "$output"; return 1; }
+}
+
 @test "run under unshare -p without --fork: refused with 125, says how to run it instead (issue 32, 7)" {
 	unshare -p true 2>/dev/null || skip "cannot make a pid namespace here"
 	# cetctl is not in the namespace its children go to: the first one it
