@@ -108,14 +108,17 @@ fi
 # system has), node_exporter, a real network daemon, curl to talk to both, bats
 # for the tests, procps; cetctl's own run-time dependencies so that apt
 # installs the local .deb without fetching anything. Trixie: no node_exporter
-# (the debian13 tier does not test it), nginx as the daemon under cetctl (lighttpd
-# 1.4.79 cannot run there: tests/debian13/daemon.bats); libelf1 is libelf1t64 there
-# (it provides libelf1 (= its version), which the bookworm-built .deb asks for).
+# as a service (its binary is there: a Go program for tests/debian13/compat.bats), nginx
+# as the daemon under cetctl (lighttpd 1.4.79 cannot run there:
+# tests/debian13/daemon.bats), qemu-utils for its ucontext coroutines
+# (tests/debian13/ucontext.bats); libelf1 is libelf1t64 there (it provides
+# libelf1 (= its version), which the bookworm-built .deb asks for).
 PACKAGES=(systemd-sysv udev prometheus-node-exporter lighttpd curl bats procps
           libbsd0 libelf1 libsmartcols1)
 pfx=''
 if [[ $suite == trixie ]]; then
-  PACKAGES=(systemd-sysv udev lighttpd nginx curl bats procps libbsd0 libelf1t64 libsmartcols1)
+  PACKAGES=(systemd-sysv udev lighttpd nginx curl bats procps libbsd0 libelf1t64 libsmartcols1
+            qemu-utils prometheus-node-exporter)
   pfx=trixie-
 fi
 # The world tier's programs (tests/world/corpus.bash), started by its own init: no
@@ -360,9 +363,11 @@ printf '127.0.0.1\tlocalhost\n127.0.1.1\tcetguest\n' > "$root/etc/hosts"
 # dpkg and apt in the root; trixie's kernel files are in place already
 kinstall=:
 # trixie: lighttpd is started by its test only (it dies under cetctl run --shstk there,
-# tests/debian13/daemon.bats); nginx is the daemon that runs at boot
+# tests/debian13/daemon.bats); nginx is the daemon that runs at boot; node_exporter is
+# there for its binary only (a Go program: tests/debian13/compat.bats)
 trixie_units=:
-[[ $suite == trixie ]] && trixie_units="chroot \"$root\" systemctl disable lighttpd.service"
+[[ $suite == trixie ]] &&
+  trixie_units="chroot \"$root\" systemctl disable lighttpd.service prometheus-node-exporter.service"
 [[ $suite == bookworm ]] && kinstall="chroot \"$root\" dpkg -i /var/cache/cetctl-test/$(basename "$kdeb")"
 in_root "installing the packages in the image" <<EOF
 $kinstall
