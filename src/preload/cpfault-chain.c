@@ -14,7 +14,9 @@
  *    on SEGV_CPERR (once per process, cetctl_cpfault_say()), then calls the
  *    program's handler with the kernel's arguments. With SA_RESETHAND the
  *    kernel put the default back as it delivered: the record says so too,
- *    and cpfault.c's handler is back in the table, as at start-up.
+ *    and cpfault.c's handler is back in the table, as at start-up. A #CP
+ *    that ldso-unwind.c mends never reaches the program's handler: to the
+ *    program, nothing happened.
  *  - SIG_DFL: cpfault.c's handler again; SIG_IGN: passed on.
  *  - what the program reads back (old) is what it set, never ours.
  * Any other signal, or SIGSEGV when cpfault.c did not install its handler
@@ -40,13 +42,31 @@ extern sighandler_t bsd_signal(int sig, sighandler_t handler);
 /* The program's SIGSEGV disposition as it set it (at first: the default). */
 static struct sigaction prog = { .sa_handler = SIG_DFL };
 
+static void on_segv_chained(int sig, siginfo_t *si, void *ctx);
+
+/* After a mended fault (ldso-unwind.c): the kernel's table as it was before
+ * the delivery, which SA_RESETHAND of the program's flags emptied. */
+static void reinstall_chained(void)
+{
+	struct sigaction k = prog;
+
+	if (!(prog.sa_flags & SA_RESETHAND))
+		return;
+	k.sa_sigaction = on_segv_chained;
+	k.sa_flags |= SA_SIGINFO;
+	__sigaction(SIGSEGV, &k, NULL);
+}
+
 static void on_segv_chained(int sig, siginfo_t *si, void *ctx)
 {
 	struct sigaction h = prog;
 	int saved = errno;
 
-	if (si->si_code == SEGV_CPERR)
+	if (si->si_code == SEGV_CPERR) {
+		/* the loader's own longjmp: mended before the program sees it */
+		cetctl_ldso_mend(ctx, reinstall_chained);
 		cetctl_cpfault_say(ctx);
+	}
 	if (h.sa_flags & SA_RESETHAND) {
 		memset(&prog, 0, sizeof(prog));
 		prog.sa_handler = SIG_DFL;

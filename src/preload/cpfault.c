@@ -89,6 +89,12 @@ static bool peek_word(unsigned long addr, unsigned long *w)
 	return peek(addr, w, sizeof(*w));
 }
 
+__attribute__((visibility("hidden"))) bool cetctl_cpfault_word(unsigned long addr,
+								  unsigned long *w)
+{
+	return peek_word(addr, w);
+}
+
 /* ---- the message, built in one buffer and written once --------------- */
 
 static char msg[3072];
@@ -395,7 +401,7 @@ static bool anon_exec(const struct mapping *m)
 /* ---- the diagnosis ----------------------------------------------------- */
 
 /* Whether the instruction at @ip is a near return (c3, c2 iw; prefixed). */
-static bool is_ret(unsigned long ip)
+__attribute__((visibility("hidden"))) bool cetctl_cpfault_is_ret(unsigned long ip)
 {
 	unsigned char b[4] = { 0 };
 	int i = 0;
@@ -414,7 +420,7 @@ static bool is_ret(unsigned long ip)
  * the restorer's address below the token; the handler's own calls are
  * below that. The token is the entry at A whose value is (A + 8) | bit 63.
  */
-static bool interrupted_ssp(unsigned long *ssp)
+__attribute__((visibility("hidden"))) bool cetctl_cpfault_interrupted_ssp(unsigned long *ssp)
 {
 	unsigned long a = read_ssp(), w;
 
@@ -432,7 +438,8 @@ static bool interrupted_ssp(unsigned long *ssp)
 }
 
 /* How many entries above @ssp the shadow stack holds @ret; 0: not found. */
-static unsigned long found_above(unsigned long ssp, unsigned long ret)
+__attribute__((visibility("hidden"))) unsigned long cetctl_cpfault_found_above(unsigned long ssp,
+										unsigned long ret)
 {
 	unsigned long w;
 
@@ -460,13 +467,13 @@ static void diagnose(const ucontext_t *uc)
 	unsigned long sp = (unsigned long)uc->uc_mcontext.gregs[REG_RSP];
 	unsigned long ssp = 0, tried = 0, expected = 0, up = 0;
 	long tid = syscall(SYS_gettid);
-	bool ret = is_ret(ip), have_tried, have_expected, main_thread = tid == getpid();
+	bool ret = cetctl_cpfault_is_ret(ip), have_tried, have_expected, main_thread = tid == getpid();
 	const struct mapping *own_stack;
 
 	memset(maps, 0, sizeof(maps));
 	memset(&stack_map, 0, sizeof(stack_map));
 	have_tried = ret && peek_word(sp, &tried);
-	have_expected = interrupted_ssp(&ssp) && peek_word(ssp, &expected);
+	have_expected = cetctl_cpfault_interrupted_ssp(&ssp) && peek_word(ssp, &expected);
 	query[Q_IP] = ip;
 	query[Q_TRIED] = tried;
 	query[Q_EXPECTED] = expected;
@@ -504,7 +511,7 @@ static void diagnose(const ucontext_t *uc)
 		next_line("expected     (the shadow stack could not be read)");
 	}
 	if (have_tried && have_expected)
-		up = found_above(ssp, tried);
+		up = cetctl_cpfault_found_above(ssp, tried);
 
 	/* the class, by evidence only, the strongest first */
 	next_line("likely:      ");
@@ -543,6 +550,11 @@ __attribute__((visibility("hidden"))) void cetctl_cpfault_say(void *ctx)
 		diagnose(ctx);
 }
 
+static void reinstall_own(void)
+{
+	cetctl_cpfault_install();
+}
+
 static void on_segv(int sig, siginfo_t *si, void *ctx)
 {
 	int saved = errno;
@@ -560,6 +572,8 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 		 * the default action now, delivered when we return */
 		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
 	} else if (si->si_code == SEGV_CPERR) {
+		/* the loader's own longjmp: mended, and the program goes on */
+		cetctl_ldso_mend(ctx, reinstall_own);
 		cetctl_cpfault_say(ctx);
 	}
 	/* a fault: returning runs the instruction again, which faults again */

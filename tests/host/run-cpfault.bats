@@ -17,7 +17,7 @@ setup_file() {
 	export FAKE=$BATS_FILE_TMPDIR/fake-ssp.so CPF=$BATS_FILE_TMPDIR/cpfault-fake
 	gcc -O2 -shared -fPIC -fcf-protection=full -DCETCTL_PRELOAD_FAKE_SSP -I"$top/src/lib" \
 		-o "$FAKE" "$top/src/preload/preload.c" "$top/src/preload/cpfault.c" \
-		"$top/src/preload/cpfault-chain.c" -ldl
+		"$top/src/preload/cpfault-chain.c" "$top/src/preload/ldso-unwind.c" -ldl
 	gcc -O2 -fcf-protection=full -o "$CPF" "$top/tests/host/tools/cpfault-fake.c" -lpthread
 }
 
