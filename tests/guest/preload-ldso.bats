@@ -53,25 +53,25 @@ ERR="err=/nonexistent-cetctl/libnone-cetctl.so: cannot open shared object file: 
 		fail "no control-protection fault in libc or ld.so in the kernel log"
 }
 
-@test "ldso: 1000 failed dlopen/dlsym rounds complete, registers kept, the shadow stack where it was" {
+@test "ldso: 300 failed dlopen/dlsym rounds complete, registers kept, the shadow stack where it was" {
 	need_hw
-	lf main 1000
-	[[ $output == *"main: ok rounds=1000 ssp=same $ERR"* ]] || fail "output"
+	lf main 300
+	[[ $output == *"main: ok rounds=300 ssp=same $ERR"* ]] || fail "output"
 	[[ $output == *"rc=0"* ]] || fail "status"
 	[[ $output != *libcetctl-preload:* ]] || fail "a diagnosis was said"
 }
 
 @test "ldso: the same in a second thread" {
 	need_hw
-	lf thread 200
-	[[ $output == *"thread: ok rounds=200 ssp=same $ERR"* && $output == *"rc=0"* ]] || fail "thread"
+	lf thread 100
+	[[ $output == *"thread: ok rounds=100 ssp=same $ERR"* && $output == *"rc=0"* ]] || fail "thread"
 }
 
 @test "ldso: the program's own SIGSEGV handler never sees the mended fault, and stays installed" {
 	need_hw
-	lf handler 200
+	lf handler 100
 	[[ $output != *"own handler called"* ]] || fail "the program's handler ran"
-	[[ $output == *"handler: ok rounds=200 ssp=same $ERR"* && $output == *"rc=0"* ]] || fail "handler"
+	[[ $output == *"handler: ok rounds=100 ssp=same $ERR"* && $output == *"rc=0"* ]] || fail "handler"
 }
 
 @test "ldso: perl's DynaLoader of a missing library fails and perl goes on" {
