@@ -27,6 +27,7 @@ GO=/usr/bin/prometheus-node-exporter
 
 @test "run --shstk refuses node_exporter before it starts, naming the Go runtime" {
 	run --separate-stderr cetctl run --shstk -q $GO --version
+	# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
 	echo "$status: $output | $stderr"
 	[ "$status" -eq 125 ]
 	[ -z "$output" ]
@@ -41,6 +42,7 @@ GO=/usr/bin/prometheus-node-exporter
 	# Go installs its own SIGSEGV handler (through libc's sigaction in a cgo
 	# program): the library's diagnosis comes first, then Go's own report
 	run --separate-stderr cetctl run --shstk --force-incompatible $GO --version
+	# shellcheck disable=SC2154  # stderr: set by bats' run --separate-stderr
 	echo "$status: $output | $stderr"
 	[ "$status" -ne 0 ]
 	[[ $stderr == *"warning: $GO: incompatible: Go runtime"*"running it all the same (--force-incompatible)"* ]]

@@ -47,8 +47,8 @@ setup() {
 	head -c 48M /dev/zero > "$D/big"
 	cetctl run --shstk -q -- qemu-img convert -f raw -O qcow2 -o compression_type=zlib -c \
 		"$D/big" "$D/big.qcow2" &
-	local pid=$! st='' i
-	for i in $(seq 200); do
+	local pid=$! st=
+	for _ in $(seq 200); do
 		st=$(grep -h '^x86_Thread_features' "/proc/$pid/task"/*/status 2>/dev/null | sort -u) || true
 		[[ $(cat "/proc/$pid/comm" 2>/dev/null) == qemu-img && -n $st ]] && break
 		sleep 0.1

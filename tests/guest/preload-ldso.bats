@@ -16,21 +16,8 @@ setup() {
 	[[ -x $CETCTL ]] || fail "no cetctl binary"
 	LF=$HELPERS/ldso_fail
 	[[ -x $LF ]] || fail "helper $LF missing"
-	if [[ -z ${CETCTL_PRELOAD:-} ]]; then
-		local d p
-		d=$(dirname "$CETCTL")
-		for p in "$d/libcetctl-preload.so" "$d/../lib/cetctl/libcetctl-preload.so"; do
-			[[ -f $p ]] && { export CETCTL_PRELOAD=$p; break; }
-		done
-	fi
+	find_preload
 	ulimit -c 0
-}
-
-need_hw() {
-	require_kernel_support || return 1
-	have_shstk_hw || skip "no shadow-stack hardware (cpuinfo lacks user_shstk)"
-	[[ -n ${CETCTL_PRELOAD:-} && -f $CETCTL_PRELOAD ]] ||
-		fail "preload library not in the image (CETCTL_PRELOAD=${CETCTL_PRELOAD:-unset})"
 }
 
 # lf MODE N: ldso_fail under run --shstk with the library; stderr with stdout
@@ -42,7 +29,7 @@ lf() {
 ERR="err=/nonexistent-cetctl/libnone-cetctl.so: cannot open shared object file: No such file or directory"
 
 @test "ldso: without the preload library a failed dlopen dies in glibc's unwinding (control-protection fault)" {
-	need_hw
+	need_preload_hw
 	expect_fault_lines
 	run bash -c '"$0" run --shstk -q --no-preload -- "$1" main 1 2>&1; echo "rc=$?"' "$CETCTL" "$LF"
 	printf '%s\n' "$output"
@@ -54,7 +41,7 @@ ERR="err=/nonexistent-cetctl/libnone-cetctl.so: cannot open shared object file: 
 }
 
 @test "ldso: 300 failed dlopen/dlsym rounds complete, registers kept, the shadow stack where it was" {
-	need_hw
+	need_preload_hw
 	lf main 300
 	[[ $output == *"main: ok rounds=300 ssp=same $ERR"* ]] || fail "output"
 	[[ $output == *"rc=0"* ]] || fail "status"
@@ -62,20 +49,20 @@ ERR="err=/nonexistent-cetctl/libnone-cetctl.so: cannot open shared object file: 
 }
 
 @test "ldso: the same in a second thread" {
-	need_hw
+	need_preload_hw
 	lf thread 100
 	[[ $output == *"thread: ok rounds=100 ssp=same $ERR"* && $output == *"rc=0"* ]] || fail "thread"
 }
 
 @test "ldso: the program's own SIGSEGV handler never sees the mended fault, and stays installed" {
-	need_hw
+	need_preload_hw
 	lf handler 100
 	[[ $output != *"own handler called"* ]] || fail "the program's handler ran"
 	[[ $output == *"handler: ok rounds=100 ssp=same $ERR"* && $output == *"rc=0"* ]] || fail "handler"
 }
 
 @test "ldso: perl's DynaLoader of a missing library fails and perl goes on" {
-	need_hw
+	need_preload_hw
 	command -v perl >/dev/null || skip "no perl in the image"
 	run bash -c '"$0" run --shstk -q -- perl -e "require DynaLoader;
 		DynaLoader::dl_load_file(q(/nonexistent-cetctl.so)) and die; print qq(ok)" 2>&1; echo " rc=$?"' "$CETCTL"
@@ -84,7 +71,7 @@ ERR="err=/nonexistent-cetctl/libnone-cetctl.so: cannot open shared object file: 
 }
 
 @test "ldso: a control-protection fault elsewhere still dies, with the diagnosis" {
-	need_hw
+	need_preload_hw
 	expect_fault_lines
 	# the mending is for the loader's one `ret` only: glibc's own longjmp in
 	# the program (run_cpfault's longjmp mode) is not mended here

@@ -23,21 +23,8 @@ setup() {
 	CPF=$HELPERS/run_cpfault
 	[[ -x $CPF ]] || fail "helper $CPF missing"
 	FIX=${CETCTL_FIXTURES:-/usr/libexec/cetctl/fixtures}
-	if [[ -z ${CETCTL_PRELOAD:-} ]]; then
-		local d
-		d=$(dirname "$CETCTL")
-		for p in "$d/libcetctl-preload.so" "$d/../lib/cetctl/libcetctl-preload.so"; do
-			[[ -f $p ]] && { export CETCTL_PRELOAD=$p; break; }
-		done
-	fi
+	find_preload
 	ulimit -c 0
-}
-
-need_hw() {
-	require_kernel_support || return 1
-	have_shstk_hw || skip "no shadow-stack hardware (cpuinfo lacks user_shstk)"
-	[[ -n ${CETCTL_PRELOAD:-} && -f $CETCTL_PRELOAD ]] ||
-		fail "preload library not in the image (CETCTL_PRELOAD=${CETCTL_PRELOAD:-unset})"
 }
 
 # faulted MODE: run_cpfault MODE under run --shstk; $output: its stderr and
@@ -61,7 +48,7 @@ one_diagnosis() {
 }
 
 @test "diagnose: a corrupted return: object and symbol of the fault, the return and the expected" {
-	need_hw
+	need_preload_hw
 	# without a shadow stack the corruption really lands
 	run "$CPF" ret
 	[[ $status -eq 0 && $output == survived ]] || fail "the corruption itself is broken: $output"
@@ -80,7 +67,7 @@ one_diagnosis() {
 }
 
 @test "diagnose: a longjmp the preload did not see (glibc's own): a non-local jump" {
-	need_hw
+	need_preload_hw
 	faulted longjmp
 	has "rc=139"
 	one_diagnosis
@@ -96,7 +83,7 @@ one_diagnosis() {
 }
 
 @test "diagnose: code in an anonymous executable mapping: generated code (JIT)" {
-	need_hw
+	need_preload_hw
 	faulted jit
 	has "rc=139"
 	one_diagnosis
@@ -108,7 +95,7 @@ one_diagnosis() {
 }
 
 @test "diagnose: a return on another stack: a stack switch" {
-	need_hw
+	need_preload_hw
 	faulted switch
 	has "rc=139"
 	one_diagnosis
@@ -119,7 +106,7 @@ one_diagnosis() {
 }
 
 @test "diagnose: in a thread: its own stack is no stack switch" {
-	need_hw
+	need_preload_hw
 	faulted thread
 	has "rc=139"
 	one_diagnosis
@@ -131,7 +118,7 @@ one_diagnosis() {
 }
 
 @test "diagnose: a fork child dies of it and names itself; the parent goes on" {
-	need_hw
+	need_preload_hw
 	faulted fork
 	has "rc=0"
 	local child
@@ -142,7 +129,7 @@ one_diagnosis() {
 }
 
 @test "diagnose: the program's own SIGSEGV handler runs after the diagnosis; without the preload, no word" {
-	need_hw
+	need_preload_hw
 	expect_fault_lines
 	# before cpfault-chain.c: "own handler" alone, the fault unexplained
 	run bash -c '"$0" run --shstk -q -- "$1" handler 2>&1; echo "rc=$?"' "$CETCTL" "$CPF"
@@ -162,7 +149,7 @@ one_diagnosis() {
 }
 
 @test "diagnose: the program dies of SIGSEGV itself, as a parent sees it" {
-	need_hw
+	need_preload_hw
 	expect_fault_lines
 	run perl -e 'system(@ARGV); print(($? & 127) ? "signal " . ($? & 127) : "exit " . ($? >> 8))' \
 		-- "$CETCTL" run --shstk -q -- "$CPF" ret
@@ -178,7 +165,7 @@ one_diagnosis() {
 	[[ $status -eq 125 ]] || fail "status $status"
 	has "refusing to run $go: incompatible: Go runtime"
 	[[ ! -e /tmp/cetctl-go-started ]] || fail "it ran"
-	need_hw
+	need_preload_hw
 	run "$CETCTL" run --shstk --force-incompatible -- "$go" /tmp/cetctl-go-started
 	echo "$output"
 	[[ $status -eq 0 && -e /tmp/cetctl-go-started ]] || fail "forced: status $status"

@@ -64,6 +64,27 @@ require_shstk() {
 	skip "no shadow-stack hardware (cpuinfo lacks user_shstk)"
 }
 
+# find_preload: CETCTL_PRELOAD, when unset, the library next to $CETCTL or in the
+# lib/cetctl beside its bin/ (how the image installs it).
+find_preload() {
+	[[ -z ${CETCTL_PRELOAD:-} ]] || return 0
+	local d p
+	d=$(dirname "$CETCTL")
+	for p in "$d/libcetctl-preload.so" "$d/../lib/cetctl/libcetctl-preload.so"; do
+		[[ -f $p ]] && { export CETCTL_PRELOAD=$p; return 0; }
+	done
+	return 0
+}
+
+# need_preload_hw: the kernel's support and the hardware (else skip, saying which),
+# and the preload library, which the image must have.
+need_preload_hw() {
+	require_kernel_support || return 1
+	have_shstk_hw || skip "no shadow-stack hardware (cpuinfo lacks user_shstk)"
+	[[ -n ${CETCTL_PRELOAD:-} && -f $CETCTL_PRELOAD ]] ||
+		fail "preload library not in the image (CETCTL_PRELOAD=${CETCTL_PRELOAD:-unset})"
+}
+
 require_no_shstk_hw() {
 	require_kernel_support || return 1
 	if have_shstk_hw; then
