@@ -49,7 +49,7 @@ setup() {
 		"$D/big" "$D/big.qcow2" &
 	local pid=$! st=
 	for _ in $(seq 200); do
-		st=$(grep -h '^x86_Thread_features' "/proc/$pid/task"/*/status 2>/dev/null | sort -u) || true
+		st=$(grep -h '^x86_Thread_features' "/proc/$pid/task"/*/status 2>/dev/null | awk '!seen[$0]++') || true
 		[[ $(cat "/proc/$pid/comm" 2>/dev/null) == qemu-img && -n $st ]] && break
 		sleep 0.1
 	done
