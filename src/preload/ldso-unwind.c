@@ -17,8 +17,9 @@
  *
  * So the fault is mended where it happens, and only there. When the
  * SIGSEGV is SEGV_CPERR, the faulting instruction is a `ret` of
- * _dl_catch_exception() (its address range: the symbol tables of libc and
- * the loader, read at start-up; 2.36 has a copy in each), and the shadow stack holds the return address the stack
+ * _dl_catch_exception() (its address range: the dynamic symbol tables of
+ * libc and the loader, read in memory at start-up; 2.36 has a copy in
+ * each), and the shadow stack holds the return address the stack
  * gives a few entries further up (with no signal or context token between:
  * the same shadow stack, the same context), the handler does what a CET
  * glibc's longjmp would have done before that `ret`: INCSSP past the
@@ -37,13 +38,14 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -153,29 +155,82 @@ bool cetctl_ldso_mend(void *ctx, void (*reinstall)(void))
 	cetctl_ldso_jump(regs, ssp + (up + 1) * 8, uc->uc_mcontext.fpregs);
 }
 
-/* At start-up (the loader's lock is ours to take here, not in a handler):
- * where _dl_catch_exception() is in libc and in the loader, as each one's
- * lookup finds it (libc's may be the loader's). */
+/* The number of symbols of a DT_GNU_HASH table: past the last chain's end. */
+static unsigned long gnu_hash_count(const uint32_t *h)
+{
+	uint32_t nbuckets = h[0], symoffset = h[1], bloom = h[2];
+	const uint32_t *buckets = h + 4 + bloom * (sizeof(ElfW(Addr)) / 4);
+	const uint32_t *chain = buckets + nbuckets;
+	uint32_t last = 0;
+
+	for (uint32_t i = 0; i < nbuckets; i++)
+		if (buckets[i] > last)
+			last = buckets[i];
+	if (last < symoffset)
+		return symoffset;
+	while (!(chain[last - symoffset] & 1))
+		last++;
+	return last + 1;
+}
+
+/* Whether @path names libc or the dynamic loader (their copies of the
+ * function). */
+static bool wanted(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return !strcmp(b, "libc.so.6") || !strcmp(b, "ld-linux-x86-64.so.2");
+}
+
+/* dl_iterate_phdr(): _dl_catch_exception defined in the dynamic symbol
+ * table of libc or the loader, read in memory. No dlsym(): a lookup that
+ * fails takes the very path this file mends, before it is ready (on
+ * Debian 12 the loader's handle does not give its own copy). */
+static int each_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	const ElfW(Sym) *symtab = NULL;
+	const uint32_t *gnu_hash = NULL;
+	const char *strtab = NULL;
+	unsigned long count, *n = data;
+
+	(void)size;
+	if (!info->dlpi_name || !wanted(info->dlpi_name) || *n >= 2)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const void *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		/* the loader has relocated these to addresses */
+		if (dyn->d_tag == DT_SYMTAB)
+			symtab = (const void *)dyn->d_un.d_ptr;
+		else if (dyn->d_tag == DT_STRTAB)
+			strtab = (const void *)dyn->d_un.d_ptr;
+		else if (dyn->d_tag == DT_GNU_HASH)
+			gnu_hash = (const void *)dyn->d_un.d_ptr;
+	}
+	if (!symtab || !strtab || !gnu_hash)
+		return 0;
+	count = gnu_hash_count(gnu_hash);
+	for (unsigned long i = 1; i < count; i++) {
+		const ElfW(Sym) *sym = &symtab[i];
+
+		if (sym->st_shndx == SHN_UNDEF || ELF64_ST_TYPE(sym->st_info) != STT_FUNC ||
+		    !sym->st_size || strcmp(strtab + sym->st_name, "_dl_catch_exception"))
+			continue;
+		catch_fn[*n].start = info->dlpi_addr + sym->st_value;
+		catch_fn[*n].end = catch_fn[*n].start + sym->st_size;
+		(*n)++;
+		break;
+	}
+	return 0;
+}
+
+/* At start-up: where _dl_catch_exception() is in libc and in the loader. */
 __attribute__((constructor)) static void cetctl_ldso_init(void)
 {
-	static const char *const objs[] = { "libc.so.6", "ld-linux-x86-64.so.2" };
-	const ElfW(Sym) *sym;
-	unsigned int n = 0;
-	Dl_info info;
-	void *h, *p;
+	unsigned long n = 0;
 
-	for (unsigned int i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
-		h = dlopen(objs[i], RTLD_NOW | RTLD_NOLOAD);
-		if (!h)
-			continue;
-		p = dlvsym(h, "_dl_catch_exception", "GLIBC_PRIVATE");
-		sym = NULL;
-		if (p && dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
-		    info.dli_saddr == p && sym->st_size && !in_catch((unsigned long)p)) {
-			catch_fn[n].start = (unsigned long)p;
-			catch_fn[n].end = catch_fn[n].start + sym->st_size;
-			n++;
-		}
-		dlclose(h);
-	}
+	dl_iterate_phdr(each_object, &n);
 }
