@@ -2,6 +2,7 @@
 # The Debian 13 guest itself: trixie's systemd as PID 1 reached multi-user, on Debian 13's
 # kernel (linux-source-6.12 with Debian's config, no series of ours: vm/debian13/README.md),
 # with cetctl installed by apt from the checkout's .deb (the bookworm build).
+bats_require_minimum_version 1.5.0
 load lib
 
 @test "systemd is PID 1 and multi-user.target is active, nothing failed" {
@@ -22,7 +23,8 @@ load lib
 	run getconf GNU_LIBC_VERSION
 	[ "$output" = "glibc 2.41" ]
 	# Debian builds glibc without --enable-cet: neither the loader nor libc is marked
-	run cetctl elf -n --raw -o SHSTK,LOADER /usr/lib/x86_64-linux-gnu/libc.so.6 \
+	# (the summary line goes to stderr)
+	run --separate-stderr cetctl elf -n --raw -o SHSTK,LOADER /usr/lib/x86_64-linux-gnu/libc.so.6 \
 		/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2
 	echo "$output"
 	[ "$output" = $'no none\nno none' ]

@@ -3,6 +3,7 @@
 # --compat` and `cetctl run --shstk` say whether a program will survive a forced shadow
 # stack, naming the object and the reason. A Go program (trixie's node_exporter) is
 # refused before it starts; a longjmp user is safe with the preload library.
+bats_require_minimum_version 1.5.0
 load lib
 
 setup() {

@@ -8,9 +8,6 @@
 # CET does not do for the shadow stack, and the next return in ld.so raises a
 # control-protection fault. The preload library mends that fault
 # (src/preload/ldso-unwind.c); without it lighttpd dies at start.
-load library cannot reach, so
-# the next return in ld.so raises a control-protection fault. (tests/debian/daemon.bats
-# runs lighttpd under cetctl on Debian 12, whose lighttpd 1.4.69 does not probe.)
 load lib
 
 URL=http://127.0.0.1/
